@@ -1,0 +1,1 @@
+"""Benchmarks of chop against public data (run as ``python -m bench.<name>``)."""

@@ -1,0 +1,197 @@
+"""The `chop` command: ingest, ask, demo, docs, delete."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from chop.config import Context
+
+console = Console(stderr=True)
+
+
+def _context(args: argparse.Namespace) -> Context:
+    return Context().with_overrides(
+        collection=getattr(args, "collection", None),
+        continuity_mode=getattr(args, "mode", None),
+        k=getattr(args, "k", None),
+        search=getattr(args, "search", None),
+        query_cnm=getattr(args, "query_cnm", None),
+        max_concurrency=getattr(args, "concurrency", None),
+        use_cache=False if getattr(args, "no_cache", False) else None,
+    )
+
+
+class ProgressReporter:
+    """Turns the ingest graph's custom stream events into a live progress bar."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("loading", total=None, calls="")
+        self.llm_calls = 0
+        self.cache_hits = 0
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "problem":
+            self.progress.console.print(f"[yellow]skipped[/] {event['source']}: {event['reason']}")
+        elif kind == "loaded":
+            self.progress.update(self.task, description="profiling documents")
+        elif kind == "split":
+            self.progress.update(self.task, total=event["chunks"], completed=0,
+                                 description="labelling chunks")  # fmt: skip
+        elif kind in ("decided", "llm"):
+            self.llm_calls += event.get("llm_calls", 0)
+            self.cache_hits += event.get("cache_hits", 0)
+            self.progress.update(self.task, advance=int(kind == "decided"),
+                                 calls=f"LLM calls {self.llm_calls}, cache hits {self.cache_hits}")  # fmt: skip
+        elif kind == "embedded":
+            self.progress.update(self.task, description="embedding and storing")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from chop.api import ingest
+
+    ctx = _context(args)
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[calls]}"), TimeRemainingColumn(), console=console,
+        transient=False, disable=args.quiet,
+    ) as progress:  # fmt: skip
+        report = ingest(args.paths, context=ctx, on_event=ProgressReporter(progress))
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        stats = report.get("stats", {})
+        console.print(
+            f"added {report.get('added', 0)}, updated {report.get('updated', 0)}, unchanged "
+            f"{report.get('unchanged', 0)}, deleted {report.get('deleted', 0)}; "
+            f"{report.get('chunks_stored', 0)} chunks stored, "
+            f"{int(stats.get('llm_calls', 0))} LLM calls, "
+            f"{int(stats.get('cache_hits', 0))} cache hits, {report['seconds']} s"
+        )
+        for problem in report.get("problems", []):
+            console.print(f"[yellow]skipped[/] {problem['source']}: {problem['reason']}")
+    loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
+    return 0 if loaded or not report.get("problems") else 1
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from chop.api import ask
+
+    result = ask(args.question, context=_context(args))
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    print(result["answer"])
+    cited = set(result.get("citations", []))
+    table = Table("#", "document", "model", "topic", "score", "text", show_lines=False)
+    for s in result.get("sources", []):
+        mark = "*" if s["number"] in cited else ""
+        table.add_row(f"{s['number']}{mark}", s["doc_title"], s["model"] or "",
+                      ", ".join(s["nouns"]), f"{s['score']:.3f}",
+                      s["text"][:90].replace("\n", " ") + "…")  # fmt: skip
+    Console().print(table)
+    if result.get("retrieval_note"):
+        console.print(f"[dim]{result['retrieval_note']}[/]")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from chop.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
+
+    ctx = _context(args)
+    folder = Path(ctx.data_dir) / "sample-corpus"
+    write_sample_corpus(folder)
+    console.print(f"sample corpus written to {folder}")
+    args.paths, args.json, args.quiet = [str(folder)], False, False
+    cmd_ingest(args)
+    args.question = args.question or SAMPLE_QUESTIONS[0]["question"]
+    console.print(f"\n[bold]Q:[/] {args.question}")
+    return cmd_ask(args)
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from chop.store import store_for
+
+    ctx = _context(args)
+    table = Table("doc_id", "title", "chunks", "model")
+    for record in store_for(ctx).documents(ctx.collection).values():
+        profile = record.metadata.get("profile") or {}
+        table.add_row(record.doc_id, record.title, str(record.chunk_count),
+                      str(profile.get("model") or ""))  # fmt: skip
+    Console().print(table)
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from chop.api import ingest
+
+    report = ingest(delete=args.doc_ids, context=_context(args))
+    console.print(f"deleted {report.get('deleted', 0)} of {len(args.doc_ids)}")
+    return 0 if report.get("deleted", 0) == len(args.doc_ids) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chop", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--collection", help="collection name (default: $CHOP_COLLECTION)")
+
+    p = sub.add_parser("ingest", help="index files or folders (txt, md, html, pdf, E-Manual json)")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--mode", choices=["llm", "gate", "rules"], help="continuity mode")
+    p.add_argument("--concurrency", type=int, help="most LLM calls in flight")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse stored LLM answers")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    common(p)
+    p.set_defaults(func=cmd_ingest)
+
+    for name, func, text in (("ask", cmd_ask, "answer a question"),
+                             ("demo", cmd_demo, "ingest the sample corpus and ask")):  # fmt: skip
+        p = sub.add_parser(name, help=text)
+        p.add_argument("question", nargs="?" if name == "demo" else None)
+        p.add_argument("--k", type=int)
+        p.add_argument("--search", choices=["vector", "hybrid"])
+        p.add_argument("--query-cnm", choices=["off", "boost", "filter"])
+        p.add_argument("--json", action="store_true")
+        if name == "demo":
+            p.add_argument("--mode", choices=["llm", "gate", "rules"])
+        common(p)
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("docs", help="list stored documents")
+    common(p)
+    p.set_defaults(func=cmd_docs)
+    p = sub.add_parser("delete", help="remove documents by doc_id")
+    p.add_argument("doc_ids", nargs="+")
+    common(p)
+    p.set_defaults(func=cmd_delete)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, RuntimeError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""The CNM signature {category, nouns, model}: its JSON schemas, validation, and the prefix.
+
+Field lengths are capped in the schema (so a constrained decoder cannot run away mid-string)
+and every value is cleaned before it is stored or embedded: control characters, markup and
+anything that is not a plain product word are removed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Annotated, TypedDict
+
+from pydantic import BaseModel, Field, StringConstraints
+
+FIELD_CHARS = 60
+_not_allowed = re.compile(r"[^\w\s\-+./&(),'#]")
+_space = re.compile(r"\s+")
+
+ShortText = Annotated[str, StringConstraints(max_length=FIELD_CHARS)]
+
+
+class CNMOutput(BaseModel):
+    """What the LLM must return for a chunk (the paper's strict JSON)."""
+
+    category: ShortText = Field(description="broad product family or document kind")
+    nouns: list[ShortText] = Field(min_length=1, max_length=2, description="1-2 key nouns")
+    model: ShortText | None = Field(description="product model or series, or null")
+
+
+class DocumentProfileOutput(BaseModel):
+    """What is stable across a whole document: found once, given to every chunk's extraction."""
+
+    category: ShortText
+    model: ShortText | None
+
+
+class ContinuityOutput(BaseModel):
+    same_topic: bool
+
+
+class CNM(TypedDict):
+    category: str | None
+    nouns: list[str]
+    model: str | None
+
+
+def clean_field(value: str | None) -> str | None:
+    """A safe, short, single-line field value; None when nothing meaningful is left."""
+    if value is None:
+        return None
+    text = unicodedata.normalize("NFKC", value)
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    text = _space.sub(" ", _not_allowed.sub(" ", text)).strip(" -.,'")
+    if not text or text.lower() in {"null", "none", "n/a", "unknown"}:
+        return None
+    return text[:FIELD_CHARS].strip()
+
+
+def make_cnm(category: str | None, nouns: list[str] | None, model: str | None) -> CNM:
+    cleaned = [n for n in (clean_field(x) for x in (nouns or [])) if n]
+    unique = list(dict.fromkeys(cleaned))[:2]
+    return CNM(category=clean_field(category), nouns=unique, model=clean_field(model))
+
+
+def cnm_from_output(output: CNMOutput) -> CNM:
+    return make_cnm(output.category, output.nouns, output.model)
+
+
+_generic_title_words = re.compile(
+    r"\b(user|owner'?s?|operating|quick[- ]start|installation|service|reference)?\s*"
+    r"(e-?manual|manual|guide|handbook|instructions?|documentation)\b",
+    re.IGNORECASE,
+)
+_model_token = re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w+\+*")
+
+
+def model_from_title(title: str) -> str | None:
+    """The title minus words like "User Manual", when it carries a model-like token (S10, 225B).
+
+    Titles are where collections of manuals name their models; this keeps the model when the
+    LLM gives none.
+    """
+    if not _model_token.search(title):
+        return None
+    return clean_field(_generic_title_words.sub(" ", title))
+
+
+def drop_product_nouns(cnm: CNM, *names: str | None) -> CNM:
+    """Nouns that merely repeat the model or title say nothing about the topic."""
+    from chop.grounding import tokens
+
+    banned = [set(tokens(n)) for n in names if n]
+    kept = [n for n in cnm["nouns"] if not any(set(tokens(n)) <= b for b in banned if b)]
+    return CNM(category=cnm["category"], nouns=kept, model=cnm["model"])
+
+
+def prefix_line(cnm: CNM) -> str:
+    """PFX(CNM): one readable line put before the chunk text that is embedded."""
+    parts = [cnm["model"], cnm["category"], ", ".join(cnm["nouns"]) or None]
+    return " | ".join(p for p in parts if p)
+
+
+def embedded_text(cnm: CNM, chunk_text: str) -> str:
+    prefix = prefix_line(cnm)
+    return f"{prefix}\n{chunk_text}" if prefix else chunk_text

@@ -1,0 +1,137 @@
+"""Run-time settings for both graphs, passed as LangGraph's ``context``.
+
+Every field has a description (LangGraph Studio shows it) and a default read from an
+environment variable, so ``chop ingest`` / ``langgraph dev`` / ``graph.invoke`` agree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+Provider = Literal["local", "openai"]
+ContinuityMode = Literal["llm", "gate", "rules"]
+QueryCnmMode = Literal["off", "boost", "filter"]
+SearchMode = Literal["vector", "hybrid"]
+
+
+def _env(name: str, default: str) -> Any:
+    return field(default_factory=lambda: os.environ.get(name, default))
+
+
+def _env_int(name: str, default: int) -> Any:
+    return field(default_factory=lambda: int(os.environ.get(name, str(default))))
+
+
+def _env_float(name: str, default: float) -> Any:
+    return field(default_factory=lambda: float(os.environ.get(name, str(default))))
+
+
+def _described(spec: Any, description: str) -> Any:
+    spec.metadata = {"description": description}
+    return spec
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings of one ingest or answer run (LangGraph ``context_schema``)."""
+
+    database_url: str = _described(
+        _env("CHOP_DATABASE_URL", ""),
+        "PostgreSQL URL with pgvector. Empty: start the embedded server in data_dir.",
+    )
+    data_dir: str = _described(
+        _env("CHOP_DATA_DIR", ".chop"),
+        "Folder for the embedded PostgreSQL and the joined local model file.",
+    )
+    collection: str = _described(
+        _env("CHOP_COLLECTION", "default"),
+        "Name of the chunk collection (one table per collection).",
+    )
+    chat_provider: Provider = _described(
+        _env("CHOP_CHAT_PROVIDER", "local"),
+        "'local': in-process llama.cpp GGUF from PyPI; 'openai': any OpenAI-compatible server.",
+    )
+    chat_model: str = _described(
+        _env("CHOP_CHAT_MODEL", "qwen2.5-coder-1.5b-instruct-q4_k_m"),
+        "Chat model name (OpenAI model id, or the local GGUF's name).",
+    )
+    embedding_provider: Provider = _described(
+        _env("CHOP_EMBEDDING_PROVIDER", "local"),
+        "'local': all-MiniLM-L6-v2 from PyPI; 'openai': OpenAI-compatible embeddings.",
+    )
+    embedding_model: str = _described(
+        _env("CHOP_EMBEDDING_MODEL", "all-MiniLM-L6-v2"),
+        "Embedding model name.",
+    )
+    openai_base_url: str = _described(
+        _env("CHOP_OPENAI_BASE_URL", ""),
+        "Base URL of the OpenAI-compatible server (vLLM, Ollama, llama.cpp); empty: OpenAI.",
+    )
+    structured_output: Literal["json_schema", "json_object", "function_calling"] = _described(
+        _env("CHOP_STRUCTURED_OUTPUT", "json_schema"),
+        "How the 'openai' provider is held to the JSON schema; llama.cpp's server wants "
+        "'json_object'.",
+    )
+    chunk_tokens: int = _described(
+        _env_int("CHOP_CHUNK_TOKENS", 200),
+        "Chunk size in embedder tokens (MiniLM reads 256; the CNM prefix needs the rest).",
+    )
+    chunk_overlap: int = _described(
+        _env_int("CHOP_CHUNK_OVERLAP", 40), "Tokens shared by adjacent chunks."
+    )
+    continuity_mode: ContinuityMode = _described(
+        _env("CHOP_CONTINUITY_MODE", "gate"),
+        "'llm': the paper (LLM judges every pair); 'gate': cheap signals decide clear pairs, "
+        "the LLM the rest; 'rules': no LLM for continuity.",
+    )
+    gate_low: float = _described(
+        _env_float("CHOP_GATE_LOW", 0.25),
+        "Gate: adjacent-chunk cosine below this is a topic shift without asking the LLM.",
+    )
+    gate_high: float = _described(
+        _env_float("CHOP_GATE_HIGH", 0.55),
+        "Gate: adjacent-chunk cosine above this is a continuation without asking the LLM.",
+    )
+    max_concurrency: int = _described(
+        _env_int("CHOP_MAX_CONCURRENCY", 4),
+        "Most LLM calls in flight at once (the local model runs one at a time regardless).",
+    )
+    use_cache: bool = _described(
+        field(default_factory=lambda: os.environ.get("CHOP_USE_CACHE", "1") != "0"),
+        "Reuse LLM answers stored for the same model and prompt.",
+    )
+    k: int = _described(_env_int("CHOP_K", 5), "Chunks retrieved per question.")
+    search: SearchMode = _described(
+        _env("CHOP_SEARCH", "vector"),
+        "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank.",
+    )
+    query_cnm: QueryCnmMode = _described(
+        _env("CHOP_QUERY_CNM", "boost"),
+        "Use the model/category named in the question: 'off', 'boost' matching chunks, or "
+        "'filter' to them (falls back to unfiltered when nothing matches).",
+    )
+    max_file_mb: int = _described(
+        _env_int("CHOP_MAX_FILE_MB", 50), "Files larger than this are skipped with a message."
+    )
+    llm_timeout_s: float = _described(
+        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM call, seconds."
+    )
+
+    def with_overrides(self, **overrides: Any) -> Context:
+        """A copy with the given non-None settings replaced."""
+        known = {f.name for f in fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def as_context(value: Context | dict[str, Any] | None) -> Context:
+    """Accept a Context, a plain dict (LangGraph server, Studio), or None (environment)."""
+    if value is None:
+        return Context()
+    if isinstance(value, Context):
+        return value
+    return Context().with_overrides(**value)

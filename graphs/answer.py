@@ -1,0 +1,29 @@
+"""The answering graph: retrieve the top-k chunks from pgvector, then generate a cited answer.
+
+    retrieve ─► generate
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from chop.config import Context
+from chop.state import AnswerInput, AnswerOutput, AnswerState
+from nodes.generate import generate
+from nodes.retrieve import retrieve
+
+
+def build_answer_graph() -> CompiledStateGraph:
+    graph = StateGraph(
+        AnswerState, context_schema=Context, input_schema=AnswerInput, output_schema=AnswerOutput
+    )
+    graph.add_node("retrieve", retrieve)
+    graph.add_node("generate", generate)
+    graph.add_edge(START, "retrieve")
+    graph.add_edge("retrieve", "generate")
+    graph.add_edge("generate", END)
+    return graph.compile(name="answer")
+
+
+graph = build_answer_graph()

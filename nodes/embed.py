@@ -1,0 +1,50 @@
+"""embed: one batched pass over the prefixed chunks; vectors already stored are reused.
+
+A stored chunk whose embedded text (prefix + chunk) and embedder are unchanged keeps its
+vector, so re-ingesting a changed document only pays for the chunks that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from chop.config import Context
+from chop.models import get_embedder
+from chop.state import IngestState
+from chop.store import store_for
+
+
+def embedding_key(text: str, embedder_name: str) -> str:
+    return hashlib.sha256(f"{embedder_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def embed(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    embedder = get_embedder(ctx)
+    store = store_for(ctx)
+    prepared = state.get("prepared", [])
+    keys = [embedding_key(p["embedded_text"], embedder.name) for p in prepared]
+    known: dict[str, np.ndarray] = {}
+    for doc_id in {p["chunk"]["doc_id"] for p in prepared}:
+        known.update(store.embeddings_by_hash(ctx.collection, doc_id))
+    missing = [i for i, key in enumerate(keys) if key not in known]
+    started = time.perf_counter()
+    fresh = embedder.embed([prepared[i]["embedded_text"] for i in missing])
+    seconds = time.perf_counter() - started
+    vectors: list[list[float]] = [[] for _ in prepared]
+    for row, i in enumerate(missing):
+        vectors[i] = fresh[row].tolist()
+    for i, key in enumerate(keys):
+        if not vectors[i]:
+            vectors[i] = known[key].tolist()
+    runtime.stream_writer({"event": "embedded", "chunks": len(missing)})
+    return {
+        "embeddings": vectors,
+        "stats": {"embedded": len(missing), "embeddings_reused": len(prepared) - len(missing),
+                  "embed_seconds": seconds},  # fmt: skip
+    }

@@ -1,0 +1,53 @@
+"""extract_cnm: FALSE branch: the LLM extracts a new CNM {category, nouns, model} as strict JSON.
+
+The document profile is given as context and fills what the chunk does not say. A model name
+is kept only if it is written in the chunk or the document title; otherwise the document's
+model is used, so neither a hallucination nor an instruction hidden in the text can relabel
+the chunk as another product. On failure the chunk is flagged and prefix falls back to the
+previous chunk's CNM (or the document profile at a document's start).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+import prompts
+from chop.cnm import CNMOutput, drop_product_nouns, make_cnm
+from chop.config import Context
+from chop.grounding import is_grounded
+from chop.llm import structured_call
+from chop.state import ChunkDecision, ChunkLabel
+from chop.store import store_for
+
+
+def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    chunk, profile = state["chunk"], state["profile"]
+    messages = prompts.render(
+        "extract_cnm",
+        title=chunk["doc_title"],
+        doc_category=profile["category"] or "unknown",
+        doc_model=profile["model"] or "unknown",
+        text=chunk["text"],
+    )
+    result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
+    stats = {"llm_calls": result.llm_calls, "llm_seconds": result.seconds,
+             "cache_hits": int(result.cached)}  # fmt: skip
+    runtime.stream_writer({"event": "decided", "same_topic": False, "llm_calls": result.llm_calls,
+                           "cache_hits": int(result.cached)})  # fmt: skip
+    base = {"doc_id": chunk["doc_id"], "index": chunk["index"], "same_topic": False,
+            "decided_by": state["decided_by"]}  # fmt: skip
+    if result.value is None:
+        label = ChunkLabel(**base, cnm=None, cnm_source="fallback",  # type: ignore[typeddict-item]
+                           flags=[f"cnm_failed: {result.error}"])  # fmt: skip
+        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
+    cnm = make_cnm(result.value.category, result.value.nouns, result.value.model)
+    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]):
+        cnm["model"] = profile["model"]
+    if not cnm["category"]:
+        cnm["category"] = profile["category"]
+    cnm = drop_product_nouns(cnm, cnm["model"], profile["model"], chunk["doc_title"])
+    label = ChunkLabel(**base, cnm=cnm, cnm_source="extracted", flags=[])  # type: ignore[typeddict-item]
+    return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

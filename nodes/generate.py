@@ -1,0 +1,79 @@
+"""generate: answer from the retrieved chunks only, citing them, or say that they do not answer.
+
+Two cases are decided before any LLM call, because a small model cannot be trusted with them:
+no sources at all, and a question about a model that no retrieved chunk is about (answering
+from a twin product's manual is the failure CHOP exists to prevent).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, StringConstraints
+
+import prompts
+from chop.config import Context
+from chop.llm import structured_call
+from chop.state import AnswerState, Source
+from chop.store import store_for
+
+SOURCE_CHARS = 1200
+
+
+class AnswerOutput(BaseModel):
+    answer: Annotated[str, StringConstraints(max_length=1200)]
+    answerable: bool
+    citations: list[int] = Field(max_length=8)
+
+
+def format_sources(sources: list[Source]) -> str:
+    blocks = []
+    for s in sources:
+        about = " | ".join(x for x in (s["model"], s["category"], ", ".join(s["nouns"])) if x)
+        blocks.append(f"[{s['number']}] {s['doc_title']} ({about})\n{s['text'][:SOURCE_CHARS]}")
+    return "\n\n".join(blocks)
+
+
+def _models(sources: list[Source]) -> list[str]:
+    return list(dict.fromkeys(s["model"] or s["doc_title"] for s in sources))
+
+
+def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    sources = state.get("sources", [])
+    asked_model = state.get("question_model")
+    if not sources:
+        return {"answer": "The collection has no passages for this question.",
+                "answerable": False, "citations": []}  # fmt: skip
+    if asked_model and not any(
+        (s["model"] or "").lower() == asked_model.lower() for s in sources
+    ):
+        about = ", ".join(_models(sources)[:3])
+        return {
+            "answer": f"The documents do not cover {asked_model}. The closest passages are "
+            f"about {about}, a different model, so they are not used to answer.",
+            "answerable": False,
+            "citations": [],
+        }
+    messages = prompts.render("generate", question=state["question"],
+                              sources=format_sources(sources))  # fmt: skip
+    result = structured_call(ctx, store_for(ctx), "answer", messages, AnswerOutput)
+    stats = {"llm_calls": result.llm_calls, "llm_seconds": result.seconds,
+             "cache_hits": int(result.cached)}  # fmt: skip
+    if result.value is None:
+        return {
+            "answer": "No answer could be generated (the model failed: "
+            f"{result.error}); the sources below are the most relevant passages.",
+            "answerable": False,
+            "citations": [],
+            "stats": stats,
+        }
+    numbers = {s["number"] for s in sources}
+    citations = [n for n in dict.fromkeys(result.value.citations) if n in numbers]
+    return {
+        "answer": result.value.answer.strip(),
+        "answerable": result.value.answerable,
+        "citations": citations,
+        "stats": stats,
+    }

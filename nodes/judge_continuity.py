@@ -1,0 +1,74 @@
+"""judge_continuity: does this chunk continue the previous chunk's topic (TRUE) or not (FALSE)?
+
+Modes (Context.continuity_mode):
+- "llm": the paper: the LLM judges every adjacent pair.
+- "gate" (default): clear pairs are decided by cheap signals, only the ambiguous band goes to
+  the LLM. Signals: the first chunk of a document; a change of heading; the cosine similarity
+  of the two chunks' embeddings (above gate_high: same topic; below gate_low: a shift).
+- "rules": the signals alone; the ambiguous band is split at its middle.
+Every label records which path decided it. An LLM failure after retries counts as a topic
+shift: a fresh extraction is the safe side (it can only cost a call, not mislabel a chunk).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+import prompts
+from chop.cnm import ContinuityOutput
+from chop.config import Context
+from chop.llm import structured_call
+from chop.state import Chunk, ChunkDecision
+from chop.store import store_for
+
+
+def rule_decision(chunk: Chunk, previous: Chunk | None, ctx: Context) -> tuple[bool, str] | None:
+    """(same_topic, reason) when a cheap signal settles the pair, else None."""
+    if previous is None or previous["doc_id"] != chunk["doc_id"]:
+        return False, "first"
+    if ctx.continuity_mode == "llm":
+        return None
+    if chunk["text"].lstrip().startswith("#"):
+        return False, "rule:heading"
+    heading, previous_heading = chunk["metadata"].get("heading"), previous["metadata"].get("heading")
+    if heading and previous_heading and heading != previous_heading:
+        return False, "rule:heading"
+    similarity = chunk["similarity_to_previous"]
+    if similarity is None:
+        return None
+    if similarity >= ctx.gate_high:
+        return True, "rule:similar"
+    if similarity < ctx.gate_low:
+        return False, "rule:dissimilar"
+    if ctx.continuity_mode == "rules":
+        return similarity >= (ctx.gate_low + ctx.gate_high) / 2, "rule:midpoint"
+    return None
+
+
+def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    chunk, previous = state["chunk"], state.get("previous")
+    decided = rule_decision(chunk, previous, ctx)
+    if decided is not None:
+        same_topic, reason = decided
+        return {"same_topic": same_topic, "decided_by": reason,
+                "stats": {"continuity_rule": int(reason != "first")}}  # fmt: skip
+    assert previous is not None
+    messages = prompts.render(
+        "continuity", title=chunk["doc_title"], previous=previous["text"], current=chunk["text"]
+    )
+    result = structured_call(ctx, store_for(ctx), "continuity", messages, ContinuityOutput)
+    stats = {
+        "continuity_llm": 1,
+        "llm_calls": result.llm_calls,
+        "llm_seconds": result.seconds,
+        "cache_hits": int(result.cached),
+    }
+    runtime.stream_writer({"event": "llm", "llm_calls": result.llm_calls,
+                           "cache_hits": int(result.cached)})  # fmt: skip
+    if result.value is None:
+        return {"same_topic": False, "decided_by": "llm-fallback",
+                "stats": {**stats, "continuity_fallbacks": 1}}  # fmt: skip
+    return {"same_topic": result.value.same_topic, "decided_by": "llm", "stats": stats}

@@ -1,0 +1,77 @@
+"""load: read the given paths, and keep only documents that are new or changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from chop.config import Context
+from chop.documents import Problem, SourceDocument
+from chop.loaders import load_paths
+from chop.models import chat_model_identity, get_embedder
+from chop.state import IngestState
+from chop.store import store_for
+
+
+def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> str:
+    """Changes when the document or any setting that shapes its stored chunks changes."""
+    settings = [
+        ctx.chunk_tokens,
+        ctx.chunk_overlap,
+        ctx.continuity_mode,
+        ctx.gate_low,
+        ctx.gate_high,
+        chat_model_identity(ctx),
+        embedder_name,
+    ]
+    payload = json.dumps([document["title"], document["text"], settings])
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    store = store_for(ctx)
+    embedder = get_embedder(ctx)
+    store.ensure_collection(ctx.collection, embedder.dimension)
+
+    loaded, problems = load_paths(state.get("paths", []), max_file_mb=ctx.max_file_mb)
+    by_id: dict[str, SourceDocument] = {}
+    for document in [*loaded, *state.get("documents", [])]:
+        if document["doc_id"] in by_id:
+            problems.append(Problem(source=document["source"], reason="duplicate document id"))
+        by_id[document["doc_id"]] = document
+
+    deleted = [doc_id for doc_id in state.get("delete", []) if store.delete_document(
+        ctx.collection, doc_id
+    )]
+    stored = store.documents(ctx.collection)
+    changed: list[SourceDocument] = []
+    unchanged: list[str] = []
+    for doc_id, document in by_id.items():
+        document = {**document, "metadata": {**document["metadata"]}}
+        document["metadata"]["fingerprint"] = fingerprint(document, ctx, embedder.name)
+        record = stored.get(doc_id)
+        if record is not None and record.content_hash == document["metadata"]["fingerprint"]:
+            unchanged.append(doc_id)
+        else:
+            changed.append(document)  # type: ignore[arg-type]
+    added = sum(1 for d in changed if d["doc_id"] not in stored)
+    for problem in problems:
+        runtime.stream_writer({"event": "problem", **problem})
+    runtime.stream_writer(
+        {"event": "loaded", "documents": len(changed), "unchanged": len(unchanged)}
+    )
+    return {
+        "documents": changed,
+        "unchanged": unchanged,
+        "problems": problems,
+        "report": {
+            "added": added,
+            "updated": len(changed) - added,
+            "unchanged": len(unchanged),
+            "deleted": len(deleted),
+        },
+    }

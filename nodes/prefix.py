@@ -1,0 +1,57 @@
+"""prefix: give every chunk its CNM in document order, and write x_i = PFX(CNM_i) + C_i.
+
+TRUE chunks take the CNM of the chunk before them (which may itself be inherited), so a topic
+keeps one signature until the next shift. Fallbacks are explicit and flagged: a failed
+extraction takes the previous chunk's CNM, or the document profile at a document's start.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from chop.cnm import CNM, embedded_text, make_cnm, prefix_line
+from chop.state import ChunkLabel, DocumentProfile, IngestState, PreparedChunk
+
+
+def profile_cnm(profile: DocumentProfile | None) -> CNM:
+    profile = profile or DocumentProfile(category=None, model=None, source="fallback")
+    return make_cnm(profile["category"], [], profile["model"])
+
+
+def prefix(state: IngestState) -> dict[str, Any]:
+    labels: dict[tuple[str, int], ChunkLabel] = {
+        (label["doc_id"], label["index"]): label for label in state.get("labels", [])
+    }
+    by_doc: dict[str, list[Any]] = defaultdict(list)
+    for chunk in state.get("chunks", []):
+        by_doc[chunk["doc_id"]].append(chunk)
+    prepared: list[PreparedChunk] = []
+    profiles = state.get("profiles", {})
+    for doc_id, chunks in by_doc.items():
+        current: CNM | None = None
+        for chunk in sorted(chunks, key=lambda c: c["index"]):
+            label = labels[(doc_id, chunk["index"])]
+            flags = list(label["flags"])
+            source: str = label["cnm_source"]
+            if label["cnm"] is not None:
+                current = label["cnm"]
+            elif current is None:  # a document's start without an extracted CNM
+                current = profile_cnm(profiles.get(doc_id))
+                source = "document"
+                if label["cnm_source"] == "inherited":
+                    flags.append("inherited_without_head")
+            cnm = CNM(category=current["category"], nouns=list(current["nouns"]),
+                      model=current["model"])  # fmt: skip
+            prepared.append(
+                PreparedChunk(
+                    chunk=chunk,
+                    cnm=cnm,
+                    cnm_source=source,
+                    decided_by=label["decided_by"],
+                    flags=flags,
+                    prefix=prefix_line(cnm),
+                    embedded_text=embedded_text(cnm, chunk["text"]),
+                )
+            )
+    return {"prepared": prepared}

@@ -1,0 +1,59 @@
+"""profile_document: find once what holds for a whole document (category, model).
+
+Manuals name their model in the title or on the first page, rarely in the body: a topic shift
+deep inside a manual must not lose it, so every chunk's extraction is given this profile.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langgraph.runtime import Runtime
+
+import prompts
+from chop.cnm import DocumentProfileOutput, clean_field, model_from_title
+from chop.config import Context
+from chop.grounding import is_grounded
+from chop.llm import structured_call
+from chop.state import DocumentProfile
+from chop.store import store_for
+
+OPENING_CHARS = 1500
+
+
+class ProfileTask(TypedDict):
+    doc_id: str
+    title: str
+    opening: str
+
+
+def profile_document(task: ProfileTask, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    messages = prompts.render(
+        "profile_document", title=task["title"], text=task["opening"][:OPENING_CHARS]
+    )
+    result = structured_call(ctx, store_for(ctx), "document_profile", messages,
+                             DocumentProfileOutput)  # fmt: skip
+    if result.value is None:
+        profile = DocumentProfile(category=None, model=model_from_title(task["title"]),
+                                  source="fallback")  # fmt: skip
+    else:
+        model = clean_field(result.value.model)
+        if not is_grounded(model, task["title"], task["opening"]):
+            model = None  # an invented model name is worse than none
+        source = "llm"
+        if model is None and (model := model_from_title(task["title"])):
+            source = "title"
+        profile = DocumentProfile(
+            category=clean_field(result.value.category), model=model, source=source
+        )
+    runtime.stream_writer({"event": "profiled", "doc_id": task["doc_id"], **profile})
+    return {
+        "profiles": {task["doc_id"]: profile},
+        "stats": {
+            "llm_calls": result.llm_calls,
+            "llm_seconds": result.seconds,
+            "cache_hits": int(result.cached),
+            "profile_fallbacks": int(result.value is None),
+        },
+    }

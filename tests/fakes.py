@@ -1,0 +1,80 @@
+"""A scripted chat model for tests: the model boundary is the only thing faked."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+Responder = Callable[[str, str], str]  # (task, user prompt) -> reply text
+
+
+def task_of(messages: list[BaseMessage]) -> str:
+    system = str(messages[0].content)
+    if "consecutive passages" in system:
+        return "continuity"
+    if "label passages" in system:
+        return "cnm"
+    if "identify what a technical document" in system:
+        return "profile"
+    if "answer questions" in system:
+        return "answer"
+    raise AssertionError(f"unknown prompt: {system[:80]}")
+
+
+def title_model(user: str) -> str | None:
+    match = re.search(r"(?:Title|Document): (.+)", user)
+    if not match:
+        return None
+    found = re.search(r"\b\w+ \w*\d\w*\b", match.group(1))
+    return found.group(0) if found else None
+
+
+def sensible_reply(task: str, user: str) -> str:
+    """Well-formed answers that follow the prompt's facts (a cooperative model)."""
+    if task == "continuity":
+        a, b = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[:2]
+        same = a.split()[0:1] == b.split()[0:1]  # same first word: same topic
+        return json.dumps({"same_topic": same})
+    if task == "cnm":
+        passage = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[0]
+        noun = " ".join(passage.split()[:2]).strip(".,#") or "text"
+        return json.dumps({"category": "air conditioner", "nouns": [noun], "model": None})
+    if task == "profile":
+        return json.dumps({"category": "air conditioner", "model": title_model(user)})
+    if task == "answer":
+        return json.dumps({"answer": "See source 1.", "answerable": True, "citations": [1, 99]})
+    raise AssertionError(task)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies with ``responder(task, prompt)``; records every call."""
+
+    responder: Responder = sensible_reply
+    calls: list[tuple[str, str]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        task = task_of(messages)
+        user = str(messages[-1].content)
+        self.calls.append((task, user))
+        reply = self.responder(task, user)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])
+
+    def count(self, task: str) -> int:
+        return sum(1 for t, _ in self.calls if t == task)

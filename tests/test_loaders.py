@@ -1,0 +1,452 @@
+"""Loaders: every supported format becomes a SourceDocument; every bad input one Problem."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+
+from chop.documents import SourceDocument
+from chop.loaders import (
+    SUPPORTED_SUFFIXES,
+    LoadError,
+    clean_title,
+    emanual_sections,
+    load_emanual,
+    load_file,
+    load_paths,
+    normalize_text,
+)
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _pdf_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[str], title: str | None = None) -> bytes:
+    """A minimal valid PDF (Helvetica text, one content stream per page), offsets computed."""
+    page_ids = [4 + 2 * i for i in range(len(pages))]
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: (
+            f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] "
+            f"/Count {len(pages)} >>"
+        ).encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for page_id, text in zip(page_ids, pages, strict=True):
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+        for n, line in enumerate(text.split("\n") if text else []):
+            ops.append(("T* " if n else "") + f"({_pdf_literal(line)}) Tj")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects[page_id] = (
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>"
+        ).encode()
+        objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+    info_id = 0
+    if title is not None:
+        info_id = max(objects) + 1
+        objects[info_id] = f"<< /Title ({_pdf_literal(title)}) >>".encode("latin-1")
+
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets: dict[int, int] = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    size = max(objects) + 1
+    xref_at = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for number in range(1, size):
+        out += b"%010d 00000 n \n" % offsets[number]
+    info = f" /Info {info_id} 0 R" if info_id else ""
+    out += f"trailer\n<< /Size {size} /Root 1 0 R{info} >>\n".encode()
+    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
+    return bytes(out)
+
+
+def encrypt_pdf(data: bytes, user_password: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=user_password, owner_password="owner-secret")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def span_texts(doc: SourceDocument, key: str) -> dict[object, str]:
+    return {s["meta"][key]: doc["text"][s["start"] : s["end"]] for s in doc["spans"]}
+
+
+def write_emanual(path: Path, sections: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(sections), encoding="utf-8")
+    return path
+
+
+def only_problem(problems: list, path: Path) -> str:
+    matching = [p for p in problems if p["source"] == str(path)]
+    assert len(matching) == 1, problems
+    reason = matching[0]["reason"]
+    assert "\n" not in reason
+    return reason
+
+
+# --------------------------------------------------------------------------- pdf helper sanity
+
+
+def test_handmade_pdf_is_readable_by_pypdf() -> None:
+    reader = PdfReader(io.BytesIO(make_pdf(["Hello (world)", "Second"], title="T")))
+    assert [p.extract_text() for p in reader.pages] == ["Hello (world)", "Second"]
+
+
+# --------------------------------------------------------------------------- plain text
+
+
+def test_plain_text_is_normalised_and_titled_by_stem(tmp_path: Path) -> None:
+    path = tmp_path / "washing_machine-WM 200.txt"
+    path.write_bytes(b"\r\nline one   \r\nline two\t\r\n\r\n\r\n\r\n\r\n\r\nend\r\n")
+    [doc] = load_file(path)
+    assert doc["text"] == "line one\nline two\n\n\nend"
+    assert doc["title"] == "washing machine WM 200"
+    assert doc["doc_id"] == doc["source"] == str(path.resolve())
+    assert doc["metadata"] == {"path": str(path.resolve()), "format": "text"}
+    assert doc["spans"] == []
+
+
+def test_utf8_bom_is_dropped_and_cp1252_text_is_decoded(tmp_path: Path) -> None:
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbfcaf\xc3\xa9")
+    legacy = tmp_path / "legacy.text"
+    legacy.write_bytes(b"caf\xe9 au lait \x96 \x93quoted\x94")
+    assert load_file(bom)[0]["text"] == "café"
+    assert load_file(legacy)[0]["text"] == "café au lait – “quoted”"
+
+
+def test_normalize_text_keeps_content_and_collapses_blank_runs() -> None:
+    assert normalize_text("a  \r\nb\rc\n\n\n\n\n\nd\n") == "a\nb\nc\n\n\nd"
+    assert normalize_text("a\n\n\nb") == "a\n\n\nb"
+
+
+def test_clean_title_turns_separators_into_spaces() -> None:
+    assert clean_title("  Galaxy__S10-user_manual ") == "Galaxy S10 user manual"
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def test_markdown_headings_become_spans(tmp_path: Path) -> None:
+    path = tmp_path / "guide.md"
+    path.write_text(
+        "Intro text.\n\n"
+        "# Dishwasher **DW-5**\n\nOverview.\n\n"
+        "## Cleaning\n\nRinse.\n\n"
+        "### Filter\n\nTwist it out.\n\n"
+        "```\n# not a heading\n```\n\n"
+        "## Safety\n\nUnplug first.\n",
+        encoding="utf-8",
+    )
+    [doc] = load_file(path)
+    assert doc["title"] == "Dishwasher DW-5"
+    assert doc["metadata"]["format"] == "markdown"
+    assert doc["text"].startswith("Intro text.\n\n# Dishwasher **DW-5**")
+    sections = span_texts(doc, "heading")
+    assert list(sections) == [
+        "Dishwasher DW-5",
+        "Dishwasher DW-5 > Cleaning",
+        "Dishwasher DW-5 > Cleaning > Filter",
+        "Dishwasher DW-5 > Safety",
+    ]
+    assert sections["Dishwasher DW-5 > Cleaning > Filter"] == (
+        "### Filter\n\nTwist it out.\n\n```\n# not a heading\n```"
+    )
+    assert sections["Dishwasher DW-5 > Safety"] == "## Safety\n\nUnplug first."
+
+
+def test_markdown_without_h1_is_titled_by_file_stem(tmp_path: Path) -> None:
+    path = tmp_path / "oven_manual.markdown"
+    path.write_text("## Setup\n\nPlug in.\n", encoding="utf-8")
+    [doc] = load_file(path)
+    assert doc["title"] == "oven manual"
+    assert span_texts(doc, "heading") == {"Setup": "## Setup\n\nPlug in."}
+
+
+def test_markdown_front_matter_is_not_read_as_headings(tmp_path: Path) -> None:
+    path = tmp_path / "fm.md"
+    path.write_text("---\ntitle: Fridge F1\n---\nBody text.\n", encoding="utf-8")
+    [doc] = load_file(path)
+    assert doc["title"] == "Fridge F1"
+    assert doc["spans"] == []
+    assert "Body text." in doc["text"]
+
+
+# --------------------------------------------------------------------------- html
+
+
+def test_html_drops_scripts_and_keeps_headings(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text(
+        """<!DOCTYPE html><html><head><title>Kettle K2 manual</title>
+        <style>body { color: red }</style><script>var secret = 1;</script></head>
+        <body><nav><a href="/">Home</a> <a href="/x">Other</a></nav>
+        <p>Read <b>all</b> of this.</p>
+        <h1>Kettle K2</h1><p>First   paragraph.</p>
+        <h2>Descaling</h2><ul><li>Vinegar</li><li>Water</li></ul>
+        <!-- a comment -->
+        <table><tr><th>Mode</th><th>Temp</th></tr><tr><td>Tea</td><td>80</td></tr></table>
+        <script>alert("x")</script><pre>keep   this
+  indented</pre>
+        </body></html>""",
+        encoding="utf-8",
+    )
+    [doc] = load_file(path)
+    text = doc["text"]
+    assert doc["title"] == "Kettle K2 manual"
+    assert doc["metadata"]["format"] == "html"
+    for dropped in ("secret", "alert", "color", "Home", "Other", "a comment"):
+        assert dropped not in text
+    assert "Read all of this." in text
+    assert "Kettle K2\n\nFirst paragraph." in text
+    assert "- Vinegar\n- Water" in text
+    assert "Mode | Temp\nTea | 80" in text
+    assert "keep   this\n  indented" in text
+    sections = span_texts(doc, "heading")
+    assert list(sections) == ["Kettle K2", "Kettle K2 > Descaling"]
+    assert sections["Kettle K2"] == "Kettle K2\n\nFirst paragraph."
+    assert sections["Kettle K2 > Descaling"].startswith("Descaling\n\n- Vinegar")
+
+
+def test_html_title_falls_back_to_first_h1_then_file_stem(tmp_path: Path) -> None:
+    with_h1 = tmp_path / "a.htm"
+    with_h1.write_text("<body><h2>Part</h2><h1>Toaster T9</h1><p>x</p></body>")
+    bare = tmp_path / "toaster_t9.html"
+    bare.write_text("<p>Just text.</p>")
+    assert load_file(with_h1)[0]["title"] == "Toaster T9"
+    assert load_file(bare)[0]["title"] == "toaster t9"
+
+
+# --------------------------------------------------------------------------- pdf
+
+
+def test_pdf_pages_are_kept_as_metadata(tmp_path: Path) -> None:
+    path = tmp_path / "manual.pdf"
+    path.write_bytes(make_pdf(["Page one\nsecond line", "", "Page three"], title="Blender B3"))
+    [doc] = load_file(path)
+    assert doc["title"] == "Blender B3"
+    assert doc["text"] == "Page one\nsecond line\n\nPage three"
+    assert doc["metadata"] == {"path": str(path.resolve()), "format": "pdf", "pages": 3}
+    assert span_texts(doc, "page") == {1: "Page one\nsecond line", 3: "Page three"}
+
+
+@pytest.mark.parametrize("junk", ["untitled", "Microsoft Word - draft.docx", "  ", "scan.pdf"])
+def test_pdf_junk_title_falls_back_to_file_stem(tmp_path: Path, junk: str) -> None:
+    path = tmp_path / "mixer_M4.pdf"
+    path.write_bytes(make_pdf(["text"], title=junk))
+    assert load_file(path)[0]["title"] == "mixer M4"
+
+
+def test_encrypted_pdf_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "locked.pdf"
+    path.write_bytes(encrypt_pdf(make_pdf(["secret text"]), user_password="pw"))
+    with pytest.raises(LoadError, match=r"^encrypted PDF$"):
+        load_file(path)
+
+
+def test_pdf_with_empty_user_password_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "owner_only.pdf"
+    path.write_bytes(encrypt_pdf(make_pdf(["open text"]), user_password=""))
+    assert load_file(path)[0]["text"] == "open text"
+
+
+def test_truncated_pdf_is_reported(tmp_path: Path) -> None:
+    data = make_pdf(["Some text", "More text"])
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(LoadError, match=r"^unreadable PDF: "):
+        load_file(path)
+
+
+def test_pdf_without_text_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(make_pdf(["", ""]))
+    with pytest.raises(LoadError, match=r"^PDF has no extractable text \(scanned\?\)$"):
+        load_file(path)
+
+
+def test_file_named_pdf_that_is_not_a_pdf_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "fake.pdf"
+    path.write_text("just some words")
+    with pytest.raises(LoadError, match=r"^unreadable PDF: no %PDF header$"):
+        load_file(path)
+
+
+# --------------------------------------------------------------------------- e-manual json
+
+
+def test_emanual_json(tmp_path: Path) -> None:
+    path = write_emanual(
+        tmp_path / "Galaxy_S10.json",
+        {
+            "section_0": {"title": "Getting started", "text": ["Charge the", "battery."]},
+            "section_1": {"title": "Camera", "text": ["Tap the", " shutter. "], "extra": 1},
+            "section_2": {"title": "Empty", "text": []},
+            "section_10": {"title": "Settings", "text": ["Open Settings."]},
+        },
+    )
+    [doc] = load_file(path)
+    assert doc["title"] == "Galaxy S10"
+    assert doc["metadata"]["format"] == "emanual"
+    assert doc["text"] == "Charge the battery.\n\nTap the shutter.\n\nOpen Settings."
+    assert [s["meta"] for s in doc["spans"]] == [
+        {"heading": "Getting started", "section": "section_0"},
+        {"heading": "Camera", "section": "section_1"},
+        {"heading": "Settings", "section": "section_10"},
+    ]
+    assert span_texts(doc, "section")["section_1"] == "Tap the shutter."
+    assert emanual_sections(path) == [
+        ("Getting started", "Charge the battery."),
+        ("Camera", "Tap the shutter."),
+        ("Empty", ""),
+        ("Settings", "Open Settings."),
+    ]
+
+
+def test_emanual_title_comes_from_file_name_or_caller(tmp_path: Path) -> None:
+    sections = {"section_0": {"title": "A", "text": ["x"]}}
+    path = write_emanual(tmp_path / "s10_manual_corpus.json", sections)
+    assert load_emanual(path)["title"] == "S10"
+    assert load_emanual(path, title="Samsung Galaxy S10")["title"] == "Samsung Galaxy S10"
+
+
+def test_empty_emanual_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "empty.json"
+    path.write_text("{}")
+    docs, problems = load_paths([path])
+    assert docs == []
+    assert only_problem(problems, path) == "empty: no sections"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"name": "chop", "version": 1}', "[1, 2, 3]", '{"section_0": "just a string"}'],
+)
+def test_json_that_is_not_an_emanual_is_reported(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "package.json"
+    path.write_text(content)
+    with pytest.raises(LoadError, match=r"^JSON is not an E-Manual corpus \(expected section_N"):
+        load_file(path)
+
+
+def test_invalid_json_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"section_0": ')
+    with pytest.raises(LoadError, match=r"^invalid JSON: "):
+        load_file(path)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def test_each_bad_file_gets_one_line_and_the_rest_loads(tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("fine text")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    blank = tmp_path / "blank.md"
+    blank.write_text("  \n\t\n")
+    binary = tmp_path / "image.txt"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    nul_garbage = tmp_path / "garbage.txt"
+    nul_garbage.write_bytes(b"\xff\xfe\x00garbage")
+    undecodable = tmp_path / "undecodable.txt"
+    undecodable.write_bytes(b"caf\xe9 \x81\x8d\x9d bytes")
+    missing = tmp_path / "missing.txt"
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (2 * 1024 * 1024))
+    unsupported = tmp_path / "notes.docx"
+    unsupported.write_bytes(b"PK\x03\x04")
+    also_good = tmp_path / "also_good.md"
+    also_good.write_text("# Also\n\ngood")
+
+    paths = [good, empty, blank, binary, nul_garbage, undecodable, missing, big, unsupported]
+    docs, problems = load_paths([*paths, also_good], max_file_mb=1)
+
+    assert [d["title"] for d in docs] == ["good", "Also"]
+    assert len(problems) == len(paths) - 1
+    assert only_problem(problems, empty) == "empty: no text"
+    assert only_problem(problems, blank) == "empty: no text"
+    assert only_problem(problems, binary) == "binary file, not text"
+    assert only_problem(problems, nul_garbage) == "binary file, not text"
+    assert only_problem(problems, undecodable) == "not valid UTF-8 text"
+    assert only_problem(problems, missing) == "no such file or directory"
+    assert only_problem(problems, big) == "2 MB is over the 1 MB limit (CHOP_MAX_FILE_MB)"
+    assert only_problem(problems, unsupported).startswith("unsupported file type '.docx'")
+
+
+def test_oversize_file_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = tmp_path / "big.pdf"
+    big.write_bytes(b"%PDF-1.4\n" + b"0" * (3 * 1024 * 1024))
+
+    def no_open(*args: object, **kwargs: object) -> None:
+        raise AssertionError("file was opened")
+
+    monkeypatch.setattr(Path, "open", no_open)
+    with pytest.raises(LoadError, match=r"^3 MB is over the 1 MB limit"):
+        load_file(big, max_file_mb=1)
+
+
+def test_directory_with_many_files(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    for n in range(2000):
+        folder = root / f"group{n % 10}" / ("deep" if n % 3 == 0 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"doc{n:04d}.txt").write_text(f"document number {n}")
+    (root / "ignored.docx").write_bytes(b"PK")
+    (root / ".hidden.txt").write_text("hidden file")
+    (root / ".git").mkdir()
+    (root / ".git" / "config.txt").write_text("hidden dir")
+
+    docs, problems = load_paths([root])
+    assert problems == []
+    assert len(docs) == 2000
+    assert sorted(d["text"] for d in docs) == sorted(f"document number {n}" for n in range(2000))
+    assert not any("hidden" in d["text"] for d in docs)
+    again, _ = load_paths([root])
+    assert [d["doc_id"] for d in again] == [d["doc_id"] for d in docs]  # stable order
+
+
+def test_file_reached_twice_is_loaded_once(tmp_path: Path) -> None:
+    path = tmp_path / "one.txt"
+    path.write_text("once")
+    docs, problems = load_paths([tmp_path, path, str(path)])
+    assert [d["text"] for d in docs] == ["once"]
+    assert problems == []
+
+
+def test_empty_directory_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "only.docx").write_bytes(b"PK")
+    docs, problems = load_paths([tmp_path])
+    assert docs == []
+    assert only_problem(problems, tmp_path) == "no supported files in directory"
+
+
+def test_load_file_raises_load_error_for_unsupported_suffix(tmp_path: Path) -> None:
+    path = tmp_path / "README"
+    path.write_text("text")
+    with pytest.raises(LoadError, match=r"^unsupported file type \(no suffix"):
+        load_file(path)
+
+
+def test_supported_suffixes_are_lower_case_and_matched_case_insensitively(tmp_path: Path) -> None:
+    assert {".txt", ".md", ".html", ".pdf", ".json"} <= SUPPORTED_SUFFIXES
+    assert all(s == s.lower() for s in SUPPORTED_SUFFIXES)
+    path = tmp_path / "LOUD.TXT"
+    path.write_text("shouting")
+    assert load_file(path)[0]["text"] == "shouting"
