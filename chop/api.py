@@ -1,17 +1,20 @@
 """The Python API: ingest paths or documents, ask questions; the graphs underneath.
 
-    from chop.api import ingest, ask
-    report = ingest(["manuals/"])
-    result = ask("How often do I clean the filter of the 330C?")
+from chop.api import ingest, ask
+report = ingest(["manuals/"])
+result = ask("How often do I clean the filter of the 330C?")
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from chop.config import Context
@@ -20,8 +23,8 @@ from chop.documents import SourceDocument
 Event = dict[str, Any]
 
 
-def run_config(ctx: Context, thread_id: str | None = None) -> dict[str, Any]:
-    config: dict[str, Any] = {"max_concurrency": ctx.max_concurrency, "recursion_limit": 50}
+def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
+    config: RunnableConfig = {"max_concurrency": ctx.max_concurrency, "recursion_limit": 50}
     if thread_id:
         config["configurable"] = {"thread_id": thread_id}
     return config
@@ -34,32 +37,80 @@ def ingest(
     delete: Sequence[str] = (),
     context: Context | None = None,
     on_event: Callable[[Event], None] | None = None,
+    durable: bool = False,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
 ) -> dict[str, Any]:
     """Index ``paths`` (files or folders) and/or loaded ``documents``; returns the report.
 
-    With a ``checkpointer`` (e.g. langgraph's PostgresSaver) and a ``thread_id`` the run is
-    durable: calling again with the same thread_id after a crash resumes where it stopped.
+    ``durable=True`` checkpoints every step in PostgreSQL (langgraph-checkpoint-postgres, in the
+    collection's database); running the same ingest again after a crash resumes the unfinished
+    run instead of starting over. The thread is derived from the collection and the inputs
+    unless ``thread_id`` is given; pass your own ``checkpointer`` to keep state elsewhere.
+    Even without it nothing is paid twice: finished documents are unchanged on the next run and
+    LLM answers come from the cache.
     """
-    from graphs.ingest import build_ingest_graph
-
     ctx = context or Context()
-    graph = build_ingest_graph()
-    if checkpointer is not None:
-        graph = graph.builder.compile(checkpointer=checkpointer, name="ingest")  # type: ignore[attr-defined]
-        thread_id = thread_id or str(uuid.uuid4())
-    payload: dict[str, Any] | None = {
+    payload: dict[str, Any] = {
         "paths": [str(p) for p in paths],
         "documents": list(documents),
         "delete": list(delete),
     }
+    if durable and checkpointer is None:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        from chop.store import resolve_database_url
+
+        url = resolve_database_url(ctx.database_url, ctx.data_dir)
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            return ingest(
+                documents=payload["documents"],
+                paths=payload["paths"],
+                delete=payload["delete"],
+                context=ctx,
+                on_event=on_event,
+                checkpointer=saver,
+                thread_id=thread_id or default_thread_id(ctx, payload),
+            )
+    return _run_ingest(ctx, payload, on_event, checkpointer, thread_id)
+
+
+def default_thread_id(ctx: Context, payload: dict[str, Any]) -> str:
+    """The same collection and inputs map to the same thread, so a rerun resumes it."""
+    key = json.dumps(
+        [
+            ctx.collection,
+            sorted(payload["paths"]),
+            sorted(d["doc_id"] for d in payload["documents"]),
+            sorted(payload["delete"]),
+        ]
+    )
+    return f"ingest-{ctx.collection}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _run_ingest(
+    ctx: Context,
+    payload: dict[str, Any],
+    on_event: Callable[[Event], None] | None,
+    checkpointer: BaseCheckpointSaver | None,
+    thread_id: str | None,
+) -> dict[str, Any]:
+    from graphs.ingest import build_ingest_graph
+
+    graph: Any = build_ingest_graph()
+    if checkpointer is not None:
+        graph = graph.builder.compile(checkpointer=checkpointer, name="ingest")
+        thread_id = thread_id or str(uuid.uuid4())
     config = run_config(ctx, thread_id)
+    start: dict[str, Any] | None = payload
     if checkpointer is not None and graph.get_state(config).next:
-        payload = None  # an unfinished run of this thread: resume it
+        start = None  # an unfinished run of this thread: resume it
+        if on_event is not None:
+            on_event({"event": "resumed", "thread_id": thread_id})
     final: dict[str, Any] = {}
     for namespace, mode, chunk in graph.stream(
-        payload, config=config, context=ctx, stream_mode=["custom", "values"], subgraphs=True
+        start, config=config, context=ctx, stream_mode=["custom", "values"], subgraphs=True
     ):
         if mode == "custom" and on_event is not None:
             on_event(chunk)
@@ -74,7 +125,9 @@ def ingest(
 
 def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
     """Answer ``question`` from the collection; returns answer, citations and sources."""
-    from graphs.answer import graph
+    from graphs.answer import graph as answer_graph
+
+    graph: Any = answer_graph
 
     ctx = context or Context()
     return dict(graph.invoke({"question": question}, context=ctx, config=run_config(ctx)))

@@ -44,16 +44,22 @@ class ProgressReporter:
         kind = event.get("event")
         if kind == "problem":
             self.progress.console.print(f"[yellow]skipped[/] {event['source']}: {event['reason']}")
+        elif kind == "resumed":
+            self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
         elif kind == "loaded":
             self.progress.update(self.task, description="profiling documents")
         elif kind == "split":
-            self.progress.update(self.task, total=event["chunks"], completed=0,
-                                 description="labelling chunks")  # fmt: skip
+            self.progress.update(
+                self.task, total=event["chunks"], completed=0, description="labelling chunks"
+            )
         elif kind in ("decided", "llm"):
             self.llm_calls += event.get("llm_calls", 0)
             self.cache_hits += event.get("cache_hits", 0)
-            self.progress.update(self.task, advance=int(kind == "decided"),
-                                 calls=f"LLM calls {self.llm_calls}, cache hits {self.cache_hits}")  # fmt: skip
+            self.progress.update(
+                self.task,
+                advance=int(kind == "decided"),
+                calls=f"LLM calls {self.llm_calls}, cache hits {self.cache_hits}",
+            )
         elif kind == "embedded":
             self.progress.update(self.task, description="embedding and storing")
 
@@ -64,11 +70,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     ctx = _context(args)
     started = time.perf_counter()
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[calls]}"), TimeRemainingColumn(), console=console,
-        transient=False, disable=args.quiet,
-    ) as progress:  # fmt: skip
-        report = ingest(args.paths, context=ctx, on_event=ProgressReporter(progress))
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[calls]}"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+        disable=args.quiet,
+    ) as progress:
+        report = ingest(
+            args.paths,
+            context=ctx,
+            on_event=ProgressReporter(progress),
+            durable=not args.no_durable,
+        )
     report["seconds"] = round(time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
@@ -99,9 +115,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     table = Table("#", "document", "model", "topic", "score", "text", show_lines=False)
     for s in result.get("sources", []):
         mark = "*" if s["number"] in cited else ""
-        table.add_row(f"{s['number']}{mark}", s["doc_title"], s["model"] or "",
-                      ", ".join(s["nouns"]), f"{s['score']:.3f}",
-                      s["text"][:90].replace("\n", " ") + "…")  # fmt: skip
+        table.add_row(
+            f"{s['number']}{mark}",
+            s["doc_title"],
+            s["model"] or "",
+            ", ".join(s["nouns"]),
+            f"{s['score']:.3f}",
+            s["text"][:90].replace("\n", " ") + "…",
+        )
     Console().print(table)
     if result.get("retrieval_note"):
         console.print(f"[dim]{result['retrieval_note']}[/]")
@@ -115,7 +136,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     folder = Path(ctx.data_dir) / "sample-corpus"
     write_sample_corpus(folder)
     console.print(f"sample corpus written to {folder}")
-    args.paths, args.json, args.quiet = [str(folder)], False, False
+    args.paths, args.json, args.quiet, args.no_durable = [str(folder)], False, False, False
     cmd_ingest(args)
     args.question = args.question or SAMPLE_QUESTIONS[0]["question"]
     console.print(f"\n[bold]Q:[/] {args.question}")
@@ -129,8 +150,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
     table = Table("doc_id", "title", "chunks", "model")
     for record in store_for(ctx).documents(ctx.collection).values():
         profile = record.metadata.get("profile") or {}
-        table.add_row(record.doc_id, record.title, str(record.chunk_count),
-                      str(profile.get("model") or ""))  # fmt: skip
+        table.add_row(
+            record.doc_id, record.title, str(record.chunk_count), str(profile.get("model") or "")
+        )
     Console().print(table)
     return 0
 
@@ -141,6 +163,24 @@ def cmd_delete(args: argparse.Namespace) -> int:
     report = ingest(delete=args.doc_ids, context=_context(args))
     console.print(f"deleted {report.get('deleted', 0)} of {len(args.doc_ids)}")
     return 0 if report.get("deleted", 0) == len(args.doc_ids) else 1
+
+
+def cmd_graphs(args: argparse.Namespace) -> int:
+    """Write the two state machines as Mermaid diagrams (the README and docs/ show them)."""
+    from graphs.answer import build_answer_graph
+    from graphs.ingest import build_ingest_graph
+
+    parts = ["# chop's graphs\n", "Generated by `chop graphs --out docs/graphs.md`.\n"]
+    for name, graph in (("ingest", build_ingest_graph()), ("answer", build_answer_graph())):
+        mermaid = graph.get_graph(xray=1).draw_mermaid()
+        parts.append(f"## {name}\n\n```mermaid\n{mermaid}```\n")
+    text = "\n".join(parts)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        print(text)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,13 +195,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=["llm", "gate", "rules"], help="continuity mode")
     p.add_argument("--concurrency", type=int, help="most LLM calls in flight")
     p.add_argument("--no-cache", action="store_true", help="do not reuse stored LLM answers")
+    p.add_argument(
+        "--no-durable", action="store_true", help="do not checkpoint (a crash starts over)"
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true")
     common(p)
     p.set_defaults(func=cmd_ingest)
 
-    for name, func, text in (("ask", cmd_ask, "answer a question"),
-                             ("demo", cmd_demo, "ingest the sample corpus and ask")):  # fmt: skip
+    for name, func, text in (
+        ("ask", cmd_ask, "answer a question"),
+        ("demo", cmd_demo, "ingest the sample corpus and ask"),
+    ):
         p = sub.add_parser(name, help=text)
         p.add_argument("question", nargs="?" if name == "demo" else None)
         p.add_argument("--k", type=int)
@@ -172,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--mode", choices=["llm", "gate", "rules"])
         common(p)
         p.set_defaults(func=func)
+
+    p = sub.add_parser("graphs", help="print the graphs as Mermaid")
+    p.add_argument("--out", help="write to this file")
+    p.set_defaults(func=cmd_graphs)
 
     p = sub.add_parser("docs", help="list stored documents")
     common(p)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import psycopg
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -27,6 +29,7 @@ from chop.config import Context
 from chop.models import chat_model_identity, get_chat_model, is_in_process
 from chop.store import Store
 
+log = logging.getLogger(__name__)
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 MAX_ATTEMPTS = 3
@@ -116,25 +119,28 @@ def structured_call(
     """Ask the chat model for one ``schema`` value; cached, retried, never raising."""
     key = cache_key(chat_model_identity(ctx), schema, messages)
     if store is not None and ctx.use_cache:
-        hit = store.cache_get(key)
+        hit = _cache_get(store, key)
         if hit is not None:
             try:
                 return CallResult(parse_reply(hit, schema), cached=True)
             except InvalidOutput:
                 pass  # schema changed since it was stored: ask again
-    started = time.perf_counter()
     attempts = 0
+    busy = 0.0  # seconds the model worked (not waiting for the in-process lock)
     raw: str | None = None
 
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
         nonlocal attempts, raw
         attempts += 1
-        model = _bind(get_chat_model(ctx), ctx, schema, task)
-        if is_in_process(ctx):
+        nonlocal busy
+        if is_in_process(ctx):  # llama.cpp in this process: one call at a time, built once
             with _in_process_lock:
-                reply = model.invoke(msgs)
+                began = time.perf_counter()
+                reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
         else:
-            reply = model.invoke(msgs)
+            began = time.perf_counter()
+            reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
+        busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
 
@@ -146,14 +152,30 @@ def structured_call(
     except Exception as exc:  # every failure ends in the caller's fallback
         return CallResult(
             None,
-            seconds=time.perf_counter() - started,
+            seconds=busy,
             attempts=attempts,
             error=f"{type(exc).__name__}: {_short(str(exc))}",
             raw=raw,
         )
     if store is not None:
-        store.cache_put(key, chat_model_identity(ctx), value.model_dump(mode="json"))
-    return CallResult(value, seconds=time.perf_counter() - started, attempts=attempts, raw=raw)
+        _cache_put(store, key, chat_model_identity(ctx), value.model_dump(mode="json"))
+    return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
+
+
+def _cache_get(store: Store, key: str) -> Any | None:
+    """A cache that cannot be read is a miss: the answer is asked for again, not lost."""
+    try:
+        return store.cache_get(key)
+    except psycopg.Error as exc:
+        log.warning("LLM cache read failed (%s); asking the model", exc)
+        return None
+
+
+def _cache_put(store: Store, key: str, model: str, value: Any) -> None:
+    try:
+        store.cache_put(key, model, value)
+    except psycopg.Error as exc:
+        log.warning("LLM cache write failed (%s); the answer is used but not kept", exc)
 
 
 def chat_messages(system: str, user: str) -> list[BaseMessage]:

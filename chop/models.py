@@ -91,8 +91,8 @@ class SentenceTransformerEmbedder:
 
         self.name = name
         self._model = SentenceTransformer(str(model_dir), device="cpu")
-        self.dimension = int(self._model.get_embedding_dimension())
-        self.max_tokens = int(self._model.max_seq_length)
+        self.dimension = int(self._model.get_embedding_dimension() or 0)
+        self.max_tokens = int(self._model.max_seq_length or 0)
         self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer)
         self._lock = threading.Lock()
 
@@ -254,7 +254,9 @@ def chat_model_identity(ctx: Context) -> str:
     """What makes two LLM answers interchangeable (the cache key's model part)."""
     override = _overrides.get()
     if override and override.chat_model is not None:
-        return f"override:{type(override.chat_model).__name__}:{id(override.chat_model)}"
+        model = override.chat_model
+        stable = getattr(model, "cache_identity", None)  # lets a test model cache across processes
+        return f"override:{type(model).__name__}:{stable or id(model)}"
     if ctx.chat_provider == "local":
         return f"local:{LOCAL_GGUF_SHA256[:16]}"
     return f"openai:{ctx.openai_base_url}:{ctx.chat_model}:{ctx.structured_output}"

@@ -13,7 +13,22 @@ from dataclasses import dataclass
 from chop.grounding import tokens
 
 _model_like = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
-_common = {"wi-fi", "usb", "5g", "4g", "3g", "4k", "8k", "2k", "hd", "mp3", "mp4", "1st", "2nd", "3rd"}
+_common = {
+    "wi-fi",
+    "usb",
+    "5g",
+    "4g",
+    "3g",
+    "4k",
+    "8k",
+    "2k",
+    "hd",
+    "mp3",
+    "mp4",
+    "1st",
+    "2nd",
+    "3rd",
+}
 
 
 @dataclass(frozen=True)
@@ -56,4 +71,6 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
                     break
     else:
         unknown = None
-    return QuestionCNM(model=model, category=best_match(question, categories), unknown_model=unknown)
+    return QuestionCNM(
+        model=model, category=best_match(question, categories), unknown_model=unknown
+    )

@@ -8,7 +8,6 @@ chunks or the new ones, never half, and two ingests of one document cannot dupli
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -22,6 +21,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from chop.config import Context
@@ -144,6 +144,7 @@ class Store:
             min_size=1,
             max_size=max_size,
             configure=_configure,
+            check=ConnectionPool.check_connection,  # a restarted server: reconnect, don't fail
             kwargs={"autocommit": False},
             open=True,
         )
@@ -272,7 +273,7 @@ class Store:
                 ).format(documents)
             ).fetchall()
             conn.rollback()
-        return {r[0]: DocumentRecord(*r[:5], metadata=r[5]) for r in rows}
+        return {r[0]: DocumentRecord(*r) for r in rows}
 
     def replace_document(
         self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
@@ -297,7 +298,7 @@ class Store:
                     document.source,
                     document.content_hash,
                     document.chunk_count,
-                    json.dumps(document.metadata),
+                    Jsonb(document.metadata),
                 ),
             )
             copy_sql = sql.SQL(
@@ -307,25 +308,55 @@ class Store:
             ).format(chunks)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
                 copy.set_types(
-                    ["text", "text", "int4", "text", "text", "text", "text[]", "text", "text",
-                     "text", "text[]", "text", "int4", "int4", "jsonb", "vector"]
-                )  # fmt: skip
+                    [
+                        "text",
+                        "text",
+                        "int4",
+                        "text",
+                        "text",
+                        "text",
+                        "text[]",
+                        "text",
+                        "text",
+                        "text",
+                        "text[]",
+                        "text",
+                        "int4",
+                        "int4",
+                        "jsonb",
+                        "vector",
+                    ]
+                )
                 for r in rows:
                     copy.write_row(
                         (
-                            r.doc_id, r.doc_title, r.chunk_index, r.text, r.prefix, r.category,
-                            list(r.nouns), r.model, r.cnm_source, r.continuity, list(r.flags),
-                            r.content_hash, r.char_start, r.char_end, json.dumps(r.metadata),
+                            r.doc_id,
+                            r.doc_title,
+                            r.chunk_index,
+                            r.text,
+                            r.prefix,
+                            r.category,
+                            list(r.nouns),
+                            r.model,
+                            r.cnm_source,
+                            r.continuity,
+                            list(r.flags),
+                            r.content_hash,
+                            r.char_start,
+                            r.char_end,
+                            Jsonb(r.metadata),
                             np.asarray(r.embedding, dtype=np.float32),
                         )
-                    )  # fmt: skip
+                    )
 
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):
             return False
         _, documents = _tables(collection)
         with self.transaction() as conn:
-            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (doc_id,))
+            cur = conn.execute(
+                sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (doc_id,)
+            )
             return cur.rowcount > 0
 
     def chunks(self, collection: str, doc_id: str | None = None) -> list[dict[str, Any]]:
@@ -338,12 +369,10 @@ class Store:
             "cnm_source, continuity, flags, content_hash, char_start, char_end, metadata "
             "FROM {} {} ORDER BY doc_id, chunk_index"
         ).format(chunks, sql.SQL("WHERE doc_id = %s" if doc_id else ""))
-        with self.pool.connection() as conn:
-            conn.row_factory = dict_row  # type: ignore[assignment]
-            rows = conn.execute(query, (doc_id,) if doc_id else ()).fetchall()
+        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            rows = cur.execute(query, (doc_id,) if doc_id else ()).fetchall()
             conn.rollback()
-            conn.row_factory = psycopg.rows.tuple_row  # type: ignore[assignment]
-        return list(rows)  # type: ignore[arg-type]
+        return list(rows)
 
     def embeddings_by_hash(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
         """Vectors already stored for a document, keyed by the hash of their embedded text."""
@@ -400,9 +429,13 @@ class Store:
         conditions, params = _filter_sql(where)
         pool_size = max(k * 8, 40)
         params.update(
-            q=vector, k=k, n=pool_size, boost_model=boost_model or "", boost=boost,
+            q=vector,
+            k=k,
+            n=pool_size,
+            boost_model=boost_model or "",
+            boost=boost,
             text=query_text or "",
-        )  # fmt: skip
+        )
         filter_clause = sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
         columns = sql.SQL(
             "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
@@ -442,16 +475,19 @@ class Store:
                 ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
                 """
             )
-        query = query.format(
-            chunks=chunks, filter=filter_clause, columns=columns, boost_sql=boost_sql,
+        statement = query.format(
+            chunks=chunks,
+            filter=filter_clause,
+            columns=columns,
+            boost_sql=boost_sql,
             rrf=sql.Literal(RRF_K),
-        )  # fmt: skip
+        )
         with self.transaction() as conn:
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
             if conditions:
                 conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = conn.execute(query, params).fetchall()
-        return [Hit(*row[:13], score=float(row[13])) for row in rows]
+            rows = conn.execute(statement, params).fetchall()
+        return [_hit(row) for row in rows]
 
     # ------------------------------------------------------------- LLM cache
     def cache_get(self, key: str) -> Any | None:
@@ -465,8 +501,14 @@ class Store:
             conn.execute(
                 "INSERT INTO chop_llm_cache (key, model, value) VALUES (%s, %s, %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()",
-                (key, model, json.dumps(value)),
+                (key, model, Jsonb(value)),
             )
+
+
+def _hit(row: Sequence[Any]) -> Hit:
+    values = list(row)
+    values[-1] = float(values[-1])  # numeric from SQL arrives as Decimal in hybrid mode
+    return Hit(*values)
 
 
 def _as_array(value: Any) -> np.ndarray:

@@ -1,9 +1,11 @@
 """The answering graph: retrieve the top-k chunks from pgvector, then generate a cited answer.
 
-    retrieve ─► generate
+retrieve ─► generate
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -14,7 +16,7 @@ from nodes.generate import generate
 from nodes.retrieve import retrieve
 
 
-def build_answer_graph() -> CompiledStateGraph:
+def build_answer_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(
         AnswerState, context_schema=Context, input_schema=AnswerInput, output_schema=AnswerOutput
     )

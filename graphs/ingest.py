@@ -13,7 +13,7 @@ depend on each other, so each chunk's decision runs as its own Send (bounded by 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import psycopg
 from langgraph.graph import END, START, StateGraph
@@ -35,9 +35,9 @@ from nodes.split import split
 DATABASE_RETRY = RetryPolicy(retry_on=psycopg.OperationalError, max_attempts=3)
 
 
-def route_on_continuity(state: ChunkDecision) -> Literal["inherit_cnm", "extract_cnm"]:
+def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:
     """CHOP's conditional edge: TRUE inherits the previous CNM, FALSE extracts a new one."""
-    return "inherit_cnm" if state["same_topic"] else "extract_cnm"
+    return "TRUE" if state["same_topic"] else "FALSE"
 
 
 def route_documents(state: IngestState) -> list[Send] | Literal["split"]:
@@ -46,8 +46,10 @@ def route_documents(state: IngestState) -> list[Send] | Literal["split"]:
     if not documents:
         return "split"
     return [
-        Send("profile_document", ProfileTask(doc_id=d["doc_id"], title=d["title"],
-                                             opening=d["text"][:OPENING_CHARS]))  # fmt: skip
+        Send(
+            "profile_document",
+            ProfileTask(doc_id=d["doc_id"], title=d["title"], opening=d["text"][:OPENING_CHARS]),
+        )
         for d in documents
     ]
 
@@ -65,34 +67,44 @@ def route_chunks(state: IngestState) -> list[Send] | Literal["prefix"]:
         sends.append(
             Send(
                 "decide_cnm",
-                {"chunk": chunk, "previous": previous if same_doc else None,
-                 "profile": profiles.get(chunk["doc_id"],
-                                         {"category": None, "model": None, "source": "fallback"})},
-            )  # fmt: skip
+                {
+                    "chunk": chunk,
+                    "previous": previous if same_doc else None,
+                    "profile": profiles.get(
+                        chunk["doc_id"], {"category": None, "model": None, "source": "fallback"}
+                    ),
+                },
+            )
         )
         previous = chunk
     return sends
 
 
-def build_decision_graph() -> CompiledStateGraph:
+def build_decision_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     """Per chunk: judge continuity, then inherit (TRUE) or extract (FALSE)."""
     graph = StateGraph(ChunkDecision, context_schema=Context, output_schema=DecisionOutput)
     graph.add_node("judge_continuity", judge_continuity)
     graph.add_node("inherit_cnm", inherit_cnm)
     graph.add_node("extract_cnm", extract_cnm)
     graph.add_edge(START, "judge_continuity")
-    graph.add_conditional_edges("judge_continuity", route_on_continuity)
+    graph.add_conditional_edges(
+        "judge_continuity", route_on_continuity, {"TRUE": "inherit_cnm", "FALSE": "extract_cnm"}
+    )
     graph.add_edge("inherit_cnm", END)
     graph.add_edge("extract_cnm", END)
     return graph.compile(name="decide_cnm")
 
 
-def build_ingest_graph() -> CompiledStateGraph:
+def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(
         IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput
     )
     graph.add_node("load", load, retry_policy=DATABASE_RETRY)
-    graph.add_node("profile_document", profile_document)
+    graph.add_node(
+        "profile_document",
+        profile_document,  # type: ignore[call-overload]  # a Send payload, not the state
+        input_schema=ProfileTask,
+    )
     graph.add_node("split", split)
     graph.add_node("decide_cnm", build_decision_graph())
     graph.add_node("prefix", prefix)

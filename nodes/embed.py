@@ -45,6 +45,9 @@ def embed(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     runtime.stream_writer({"event": "embedded", "chunks": len(missing)})
     return {
         "embeddings": vectors,
-        "stats": {"embedded": len(missing), "embeddings_reused": len(prepared) - len(missing),
-                  "embed_seconds": seconds},  # fmt: skip
+        "stats": {
+            "embedded": len(missing),
+            "embeddings_reused": len(prepared) - len(missing),
+            "embed_seconds": seconds,
+        },
     }

@@ -1,9 +1,9 @@
 """extract_cnm: FALSE branch: the LLM extracts a new CNM {category, nouns, model} as strict JSON.
 
 The document profile is given as context and fills what the chunk does not say. A model name
-is kept only if it is written in the chunk or the document title; otherwise the document's
-model is used, so neither a hallucination nor an instruction hidden in the text can relabel
-the chunk as another product. On failure the chunk is flagged and prefix falls back to the
+is kept only if it is written in the chunk or the document title and is not a vaguer form of
+the document's model; otherwise the document's model is used, so neither a hallucination nor
+an instruction hidden in the text can relabel the chunk as another product. On failure the chunk is flagged and prefix falls back to the
 previous chunk's CNM (or the document profile at a document's start).
 """
 
@@ -33,21 +33,45 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         text=chunk["text"],
     )
     result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
-    stats = {"llm_calls": result.llm_calls, "llm_seconds": result.seconds,
-             "cache_hits": int(result.cached)}  # fmt: skip
-    runtime.stream_writer({"event": "decided", "same_topic": False, "llm_calls": result.llm_calls,
-                           "cache_hits": int(result.cached)})  # fmt: skip
-    base = {"doc_id": chunk["doc_id"], "index": chunk["index"], "same_topic": False,
-            "decided_by": state["decided_by"]}  # fmt: skip
+    stats = {
+        "llm_calls": result.llm_calls,
+        "llm_seconds": result.seconds,
+        "cache_hits": int(result.cached),
+    }
+    runtime.stream_writer(
+        {
+            "event": "decided",
+            "same_topic": False,
+            "llm_calls": result.llm_calls,
+            "cache_hits": int(result.cached),
+        }
+    )
     if result.value is None:
-        label = ChunkLabel(**base, cnm=None, cnm_source="fallback",  # type: ignore[typeddict-item]
-                           flags=[f"cnm_failed: {result.error}"])  # fmt: skip
+        label = ChunkLabel(
+            doc_id=chunk["doc_id"],
+            index=chunk["index"],
+            same_topic=False,
+            decided_by=state["decided_by"],
+            cnm=None,
+            cnm_source="fallback",
+            flags=[f"cnm_failed: {result.error}"],
+        )
         return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
     cnm = make_cnm(result.value.category, result.value.nouns, result.value.model)
-    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]):
+    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
+        cnm["model"], profile["model"] or ""
+    ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
         cnm["model"] = profile["model"]
     if not cnm["category"]:
         cnm["category"] = profile["category"]
     cnm = drop_product_nouns(cnm, cnm["model"], profile["model"], chunk["doc_title"])
-    label = ChunkLabel(**base, cnm=cnm, cnm_source="extracted", flags=[])  # type: ignore[typeddict-item]
+    label = ChunkLabel(
+        doc_id=chunk["doc_id"],
+        index=chunk["index"],
+        same_topic=False,
+        decided_by=state["decided_by"],
+        cnm=cnm,
+        cnm_source="extracted",
+        flags=[],
+    )
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

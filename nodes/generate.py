@@ -44,11 +44,12 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     sources = state.get("sources", [])
     asked_model = state.get("question_model")
     if not sources:
-        return {"answer": "The collection has no passages for this question.",
-                "answerable": False, "citations": []}  # fmt: skip
-    if asked_model and not any(
-        (s["model"] or "").lower() == asked_model.lower() for s in sources
-    ):
+        return {
+            "answer": "The collection has no passages for this question.",
+            "answerable": False,
+            "citations": [],
+        }
+    if asked_model and not any((s["model"] or "").lower() == asked_model.lower() for s in sources):
         about = ", ".join(_models(sources)[:3])
         return {
             "answer": f"The documents do not cover {asked_model}. The closest passages are "
@@ -56,11 +57,15 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             "answerable": False,
             "citations": [],
         }
-    messages = prompts.render("generate", question=state["question"],
-                              sources=format_sources(sources))  # fmt: skip
+    messages = prompts.render(
+        "generate", question=state["question"], sources=format_sources(sources)
+    )
     result = structured_call(ctx, store_for(ctx), "answer", messages, AnswerOutput)
-    stats = {"llm_calls": result.llm_calls, "llm_seconds": result.seconds,
-             "cache_hits": int(result.cached)}  # fmt: skip
+    stats = {
+        "llm_calls": result.llm_calls,
+        "llm_seconds": result.seconds,
+        "cache_hits": int(result.cached),
+    }
     if result.value is None:
         return {
             "answer": "No answer could be generated (the model failed: "

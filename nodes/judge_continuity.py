@@ -32,7 +32,10 @@ def rule_decision(chunk: Chunk, previous: Chunk | None, ctx: Context) -> tuple[b
         return None
     if chunk["text"].lstrip().startswith("#"):
         return False, "rule:heading"
-    heading, previous_heading = chunk["metadata"].get("heading"), previous["metadata"].get("heading")
+    heading, previous_heading = (
+        chunk["metadata"].get("heading"),
+        previous["metadata"].get("heading"),
+    )
     if heading and previous_heading and heading != previous_heading:
         return False, "rule:heading"
     similarity = chunk["similarity_to_previous"]
@@ -53,8 +56,11 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
     decided = rule_decision(chunk, previous, ctx)
     if decided is not None:
         same_topic, reason = decided
-        return {"same_topic": same_topic, "decided_by": reason,
-                "stats": {"continuity_rule": int(reason != "first")}}  # fmt: skip
+        return {
+            "same_topic": same_topic,
+            "decided_by": reason,
+            "stats": {"continuity_rule": int(reason != "first")},
+        }
     assert previous is not None
     messages = prompts.render(
         "continuity", title=chunk["doc_title"], previous=previous["text"], current=chunk["text"]
@@ -66,9 +72,13 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         "llm_seconds": result.seconds,
         "cache_hits": int(result.cached),
     }
-    runtime.stream_writer({"event": "llm", "llm_calls": result.llm_calls,
-                           "cache_hits": int(result.cached)})  # fmt: skip
+    runtime.stream_writer(
+        {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
+    )
     if result.value is None:
-        return {"same_topic": False, "decided_by": "llm-fallback",
-                "stats": {**stats, "continuity_fallbacks": 1}}  # fmt: skip
+        return {
+            "same_topic": False,
+            "decided_by": "llm-fallback",
+            "stats": {**stats, "continuity_fallbacks": 1},
+        }
     return {"same_topic": result.value.same_topic, "decided_by": "llm", "stats": stats}

@@ -44,9 +44,11 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             problems.append(Problem(source=document["source"], reason="duplicate document id"))
         by_id[document["doc_id"]] = document
 
-    deleted = [doc_id for doc_id in state.get("delete", []) if store.delete_document(
-        ctx.collection, doc_id
-    )]
+    deleted = [
+        doc_id
+        for doc_id in state.get("delete", [])
+        if store.delete_document(ctx.collection, doc_id)
+    ]
     stored = store.documents(ctx.collection)
     changed: list[SourceDocument] = []
     unchanged: list[str] = []
@@ -57,7 +59,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         if record is not None and record.content_hash == document["metadata"]["fingerprint"]:
             unchanged.append(doc_id)
         else:
-            changed.append(document)  # type: ignore[arg-type]
+            changed.append(document)
     added = sum(1 for d in changed if d["doc_id"] not in stored)
     for problem in problems:
         runtime.stream_writer({"event": "problem", **problem})

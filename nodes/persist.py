@@ -56,7 +56,8 @@ def persist(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             },
         )
         store.replace_document(ctx.collection, record, doc_rows)
-        runtime.stream_writer({"event": "stored", "doc_id": document["doc_id"],
-                               "chunks": len(doc_rows)})  # fmt: skip
+        runtime.stream_writer(
+            {"event": "stored", "doc_id": document["doc_id"], "chunks": len(doc_rows)}
+        )
     report = {**state.get("report", {}), "chunks_stored": sum(len(r) for r in rows.values())}
     return {"report": report}

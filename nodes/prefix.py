@@ -41,8 +41,9 @@ def prefix(state: IngestState) -> dict[str, Any]:
                 source = "document"
                 if label["cnm_source"] == "inherited":
                     flags.append("inherited_without_head")
-            cnm = CNM(category=current["category"], nouns=list(current["nouns"]),
-                      model=current["model"])  # fmt: skip
+            cnm = CNM(
+                category=current["category"], nouns=list(current["nouns"]), model=current["model"]
+            )
             prepared.append(
                 PreparedChunk(
                     chunk=chunk,

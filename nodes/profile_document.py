@@ -6,7 +6,7 @@ deep inside a manual must not lose it, so every chunk's extraction is given this
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from langgraph.runtime import Runtime
 
@@ -32,16 +32,18 @@ def profile_document(task: ProfileTask, runtime: Runtime[Context]) -> dict[str, 
     messages = prompts.render(
         "profile_document", title=task["title"], text=task["opening"][:OPENING_CHARS]
     )
-    result = structured_call(ctx, store_for(ctx), "document_profile", messages,
-                             DocumentProfileOutput)  # fmt: skip
+    result = structured_call(
+        ctx, store_for(ctx), "document_profile", messages, DocumentProfileOutput
+    )
     if result.value is None:
-        profile = DocumentProfile(category=None, model=model_from_title(task["title"]),
-                                  source="fallback")  # fmt: skip
+        profile = DocumentProfile(
+            category=None, model=model_from_title(task["title"]), source="fallback"
+        )
     else:
         model = clean_field(result.value.model)
         if not is_grounded(model, task["title"], task["opening"]):
             model = None  # an invented model name is worse than none
-        source = "llm"
+        source: Literal["llm", "title"] = "llm"
         if model is None and (model := model_from_title(task["title"])):
             source = "title"
         profile = DocumentProfile(

@@ -44,23 +44,33 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     if not question.strip():
         return {"sources": [], "retrieval_note": "empty question"}
     note = ""
-    matched = match_question(question, store.distinct_values(ctx.collection, "model"),
-                             store.distinct_values(ctx.collection, "category"))  # fmt: skip
+    matched = match_question(
+        question,
+        store.distinct_values(ctx.collection, "model"),
+        store.distinct_values(ctx.collection, "category"),
+    )
     started = time.perf_counter()
     vector = get_embedder(ctx).embed([question])[0]
     embed_seconds = time.perf_counter() - started
     text = question if ctx.search == "hybrid" else None
     hits: list[Hit] = []
     if ctx.query_cnm == "filter" and matched.model:
-        hits = store.search(ctx.collection, vector, ctx.k, where=SearchFilter(model=matched.model),
-                            query_text=text)  # fmt: skip
+        hits = store.search(
+            ctx.collection, vector, ctx.k, where=SearchFilter(model=matched.model), query_text=text
+        )
         note = f"filtered to model {matched.model}"
         if not hits:
             note = f"no chunk of model {matched.model}; searched all"
     if not hits:
         boost_model = matched.model if ctx.query_cnm in ("boost", "filter") else None
-        hits = store.search(ctx.collection, vector, ctx.k, boost_model=boost_model,
-                            boost=MODEL_BOOST, query_text=text)  # fmt: skip
+        hits = store.search(
+            ctx.collection,
+            vector,
+            ctx.k,
+            boost_model=boost_model,
+            boost=MODEL_BOOST,
+            query_text=text,
+        )
         if boost_model and not note:
             note = f"boosted model {boost_model}"
     if matched.unknown_model:

@@ -12,10 +12,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from chop.config import Context  # noqa: E402
-from chop.models import get_embedder, use_models  # noqa: E402
-from chop.store import Store, store_for  # noqa: E402
-from tests.fakes import ScriptedChatModel  # noqa: E402
+from chop.config import Context
+from chop.models import get_embedder, use_models
+from chop.store import Store, store_for
+from tests.fakes import ScriptedChatModel
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 Responder = Callable[[str, str], str]  # (task, user prompt) -> reply text
 
@@ -57,7 +58,8 @@ class ScriptedChatModel(BaseChatModel):
     """Replies with ``responder(task, prompt)``; records every call."""
 
     responder: Responder = sensible_reply
-    calls: list[tuple[str, str]] = []
+    cache_identity: str | None = None  # set to share cached answers across processes
+    calls: list[tuple[str, str]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:

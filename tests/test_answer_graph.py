@@ -1,0 +1,92 @@
+"""The answer graph: retrieval that knows the asked model, and answers that cite or decline."""
+
+from __future__ import annotations
+
+import json
+
+from chop.api import ask, ingest
+from chop.config import Context
+from chop.documents import make_document
+from chop.query import match_question
+from tests.fakes import ScriptedChatModel, sensible_reply
+
+FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3
+TANK = "Empty the water tank when the full light shows, then refit it firmly. " * 3
+
+
+def twin_manuals(context: Context) -> Context:
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
+    docs = [
+        make_document(f"m{w}", f"Coolwave {m}", "\n\n".join([FILTER.format(weeks=w), TANK]))
+        for m, w in (("225B", 2), ("330C", 4))
+    ]
+    ingest(documents=docs, context=ctx)
+    return ctx
+
+
+def test_questions_are_matched_to_stored_models_without_an_llm() -> None:
+    models = ["Galaxy S9", "Galaxy S9+", "Galaxy S10"]
+    assert match_question("battery of the Galaxy S9+?", models, []).model == "Galaxy S9+"
+    assert match_question("battery of the galaxy s9?", models, []).model == "Galaxy S9"
+    assert match_question("how do I charge my S10", models, []).model == "Galaxy S10"
+    unknown = match_question("filter of the Coolwave 999Z?", ["Coolwave 225B"], [])
+    assert unknown.model is None and unknown.unknown_model == "999Z"
+    assert match_question("how do I clean the filter?", models, []) == match_question(
+        "how do I clean the filter?", [], []
+    )
+
+
+def test_the_asked_models_chunks_come_first(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    ctx = twin_manuals(context)
+    for model in ("225B", "330C"):
+        result = ask(f"How often do I clean the filter of the Coolwave {model}?", context=ctx)
+        assert result["sources"][0]["model"] == f"Coolwave {model}"
+        assert result["question_model"] == f"Coolwave {model}"
+
+
+def test_answers_cite_only_sources_they_were_given(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    ctx = twin_manuals(context)
+    result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
+    assert result["answerable"] is True
+    assert result["citations"] == [1], "citation 99 does not exist and is dropped"
+
+
+def test_a_model_missing_from_the_collection_is_declined_without_asking_the_llm(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = twin_manuals(context)
+    before = scripted.count("answer")
+    result = ask("How often do I clean the filter of the Coolwave 999Z?", context=ctx)
+    assert result["answerable"] is False
+    assert "999Z" in result["answer"] and result["citations"] == []
+    assert scripted.count("answer") == before
+
+
+def test_filter_mode_restricts_sources_to_the_asked_model(
+    context: Context, store, scripted
+) -> None:  # type: ignore[no-untyped-def]
+    ctx = twin_manuals(context).with_overrides(query_cnm="filter")
+    result = ask("How often do I clean the filter of the Coolwave 225B?", context=ctx)
+    assert {s["model"] for s in result["sources"]} == {"Coolwave 225B"}
+
+
+def test_a_failing_answer_model_still_returns_the_sources(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = twin_manuals(context)
+    scripted.responder = lambda task, user: (
+        "oops" if task == "answer" else sensible_reply(task, user)
+    )
+    result = ask("How often do I clean the filter of the Coolwave 225B?", context=ctx)
+    assert result["answerable"] is False and "failed" in result["answer"]
+    assert result["sources"]
+
+
+def test_an_empty_collection_says_so(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    result = ask("anything?", context=context)
+    assert result["sources"] == [] and result["answerable"] is False
+    assert json.dumps(result)  # JSON-serialisable for --json and the server

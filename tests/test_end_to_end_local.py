@@ -1,0 +1,51 @@
+"""End to end on the real offline defaults: llama.cpp + Qwen2.5-Coder-1.5B, MiniLM, pgvector.
+
+Slow (a few minutes on 2 CPU cores): it ingests the sample corpus of three near-identical
+manuals with the real LLM and checks what CHOP promises: every chunk carries its own manual's
+model, and a model-specific question retrieves that manual's chunk first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chop.api import ask, ingest
+from chop.config import Context
+from chop.sample_corpus import SAMPLE_MODELS, SAMPLE_QUESTIONS, write_sample_corpus
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sample_context(context: Context, store, tmp_path: Path) -> Context:  # type: ignore[no-untyped-def]
+    ctx = context.with_overrides(use_cache=True)
+    report = ingest([write_sample_corpus(tmp_path)[0].parent], context=ctx)
+    assert report["added"] == 3 and not report["problems"]
+    assert report["stats"]["llm_calls"] > 0
+    return ctx
+
+
+def test_sample_corpus_end_to_end_with_the_local_models(sample_context: Context, store) -> None:  # type: ignore[no-untyped-def]
+    rows = store.chunks(sample_context.collection)
+    for model in SAMPLE_MODELS:
+        mine = [r for r in rows if r["doc_title"].startswith(model)]
+        assert mine, model
+        assert {r["model"] for r in mine} == {model}, "every chunk carries its manual's model"
+        assert all(r["category"] for r in mine)
+        assert all(r["prefix"].startswith(model) for r in mine)
+        assert mine[0]["cnm_source"] == "extracted" and mine[0]["continuity"] == "first"
+
+    for item in [q for q in SAMPLE_QUESTIONS if q["in_corpus"]]:
+        result = ask(item["question"], context=sample_context)
+        top = result["sources"][0]
+        assert top["doc_title"].startswith(item["model"]), item["question"]
+        assert item["expected_phrase"].lower() in " ".join(
+            s["text"].lower() for s in result["sources"] if s["model"] == item["model"]
+        ), item["question"]
+
+    declined = ask(
+        "How often should I clean the air filter on the Coolwave 999Z?", context=sample_context
+    )
+    assert declined["answerable"] is False and "999Z" in declined["answer"]

@@ -1,0 +1,139 @@
+"""The pgvector store, against the real embedded PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from chop.config import Context
+from chop.store import ChunkRow, DocumentRecord, SearchFilter, Store, validate_collection
+
+DIM = 8
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def row(doc: str, index: int, vector: np.ndarray, model: str | None = None) -> ChunkRow:
+    return ChunkRow(
+        doc_id=doc,
+        doc_title=doc.upper(),
+        chunk_index=index,
+        text=f"{doc} {index}",
+        prefix="",
+        category="phone",
+        nouns=["n"],
+        model=model,
+        cnm_source="extracted",
+        continuity="first",
+        content_hash=f"{doc}{index}",
+        char_start=index * 10,
+        char_end=index * 10 + 10,
+        embedding=vector,
+    )
+
+
+def record(doc: str, n: int) -> DocumentRecord:
+    return DocumentRecord(
+        doc_id=doc, title=doc.upper(), source=doc, content_hash="h", chunk_count=n
+    )
+
+
+@pytest.fixture
+def collection(store: Store, context: Context) -> str:
+    store.ensure_collection(context.collection, DIM)
+    return context.collection
+
+
+def test_schema_creation_is_idempotent(store: Store, collection: str) -> None:
+    store._ready.clear()
+    store.ensure_collection(collection, DIM)
+    assert store.collection_dimension(collection) == DIM
+
+
+def test_a_collection_refuses_vectors_of_another_width(store: Store, collection: str) -> None:
+    with pytest.raises(ValueError, match="8-dimensional"):
+        store.ensure_collection(collection, DIM * 2)
+
+
+@pytest.mark.parametrize("name", ["Bad", "x; drop table y", "", "a" * 41, "1abc"])
+def test_collection_names_are_validated(name: str) -> None:
+    with pytest.raises(ValueError):
+        validate_collection(name)
+
+
+def test_replacing_a_document_swaps_all_its_chunks(store: Store, collection: str) -> None:
+    store.replace_document(collection, record("a", 3), [row("a", i, unit(1, i)) for i in range(3)])
+    store.replace_document(collection, record("a", 2), [row("a", i, unit(1, i)) for i in range(2)])
+    assert [r["chunk_index"] for r in store.chunks(collection, "a")] == [0, 1]
+
+
+def test_concurrent_replacements_of_one_document_never_duplicate_it(
+    store: Store, collection: str
+) -> None:
+    def write() -> None:
+        store.replace_document(
+            collection, record("a", 5), [row("a", i, unit(1, i)) for i in range(5)]
+        )
+
+    threads = [threading.Thread(target=write) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r["chunk_index"] for r in store.chunks(collection)] == [0, 1, 2, 3, 4]
+
+
+def test_search_ranks_by_cosine_and_breaks_ties_by_title(store: Store, collection: str) -> None:
+    same = unit(1, 1)
+    store.replace_document(collection, record("twin_b", 1), [row("twin_b", 0, same)])
+    store.replace_document(collection, record("twin_a", 1), [row("twin_a", 0, same)])
+    store.replace_document(collection, record("far", 1), [row("far", 0, unit(0, 0, 1))])
+    hits = store.search(collection, same, 3)
+    assert [h.doc_id for h in hits] == ["twin_a", "twin_b", "far"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_filtered_search_returns_k_rows_even_when_the_match_is_rare(
+    store: Store, collection: str
+) -> None:
+    rng = np.random.default_rng(0)
+    rows = [row("bulk", i, unit(*rng.normal(size=DIM)), model="Common") for i in range(400)]
+    rows += [row("bulk", 400 + i, unit(*rng.normal(size=DIM)), model="Rare 1") for i in range(5)]
+    store.replace_document(collection, record("bulk", len(rows)), rows)
+    hits = store.search(collection, unit(1), 5, where=SearchFilter(model="rare 1"))
+    assert len(hits) == 5 and {h.model for h in hits} == {"Rare 1"}
+
+
+def test_filter_values_are_parameters_not_sql(store: Store, collection: str) -> None:
+    store.replace_document(collection, record("a", 1), [row("a", 0, unit(1), model="M")])
+    hostile = SearchFilter(model="x' OR '1'='1", category="'; DROP TABLE chop_llm_cache; --")
+    assert store.search(collection, unit(1), 3, where=hostile) == []
+    assert store.collection_exists(collection)
+
+
+def test_a_model_boost_lifts_that_models_chunks(store: Store, collection: str) -> None:
+    store.replace_document(collection, record("a", 1), [row("a", 0, unit(1, 0.1), model="S9")])
+    store.replace_document(collection, record("b", 1), [row("b", 0, unit(1, 0.3), model="S10")])
+    assert store.search(collection, unit(1), 1)[0].model == "S9"
+    assert store.search(collection, unit(1), 1, boost_model="s10")[0].model == "S10"
+
+
+def test_hybrid_search_finds_exact_terms(store: Store, collection: str) -> None:
+    rows = [row("a", i, unit(1, i * 0.01)) for i in range(20)]
+    rows[13].text = "Error code E4 means the compressor overheated."
+    store.replace_document(collection, record("a", 20), rows)
+    hits = store.search(collection, unit(0, 1), 3, query_text="what does E4 mean")
+    assert hits[0].chunk_index == 13
+
+
+def test_deleting_a_document_removes_its_chunks(store: Store, collection: str) -> None:
+    store.replace_document(collection, record("a", 1), [row("a", 0, unit(1))])
+    assert store.delete_document(collection, "a")
+    assert not store.delete_document(collection, "a")
+    assert store.chunks(collection) == []
