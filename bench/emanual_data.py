@@ -150,7 +150,9 @@ def build_manual(path: Path, max_sections: int | None = None) -> Manual:
     return Manual(device, slug(device), str(path), SECTION_SEPARATOR.join(parts), sections)
 
 
-def load_manuals(paths: list[Path], max_sections: int | None = None) -> tuple[list[Manual], list[str]]:
+def load_manuals(
+    paths: list[Path], max_sections: int | None = None
+) -> tuple[list[Manual], list[str]]:
     """The manuals of ``paths`` in order, and one "file: reason" line per manual left out."""
     manuals: list[Manual] = []
     skipped: list[str] = []
@@ -212,7 +214,7 @@ def tiny_questions(s10: Manual, candidates: list[Question]) -> tuple[list[Questi
     ][:TINY_QUESTIONS]
     if len(found) == TINY_QUESTIONS:
         return found, "the first S10 questions whose gold title is in the first sections"
-    synthetic = []
+    synthetic: list[Question] = []
     for index, section in enumerate(s10.sections[1:], start=1):
         if len(found) + len(synthetic) == TINY_QUESTIONS:
             break

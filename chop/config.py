@@ -69,6 +69,10 @@ class Context:
         _env("CHOP_OPENAI_BASE_URL", ""),
         "Base URL of the OpenAI-compatible server (vLLM, Ollama, llama.cpp); empty: OpenAI.",
     )
+    embedding_base_url: str = _described(
+        _env("CHOP_EMBEDDING_BASE_URL", ""),
+        "Base URL of the OpenAI-compatible embeddings server; empty: the chat base URL.",
+    )
     structured_output: Literal["json_schema", "json_object", "function_calling"] = _described(
         _env("CHOP_STRUCTURED_OUTPUT", "json_schema"),
         "How the 'openai' provider is held to the JSON schema; llama.cpp's server wants "

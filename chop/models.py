@@ -289,7 +289,7 @@ def get_embedder(ctx: Context) -> Embedder:
     if ctx.embedding_provider == "local":
         return _local_embedder(ctx.embedding_model)
     if ctx.embedding_provider == "openai":
-        return _openai_embedder(ctx.embedding_model, ctx.openai_base_url)
+        return _openai_embedder(ctx.embedding_model, ctx.embedding_base_url or ctx.openai_base_url)
     raise ModelUnavailable(
         f"unknown embedding provider {ctx.embedding_provider!r} (local | openai)"
     )

@@ -77,7 +77,8 @@ class IngestInput(TypedDict, total=False):
 class IngestState(TypedDict, total=False):
     paths: list[str]
     delete: list[str]
-    documents: list[SourceDocument]  # to (re)index: new or changed
+    documents: list[SourceDocument]  # input; emptied by load once read
+    pending: list[SourceDocument]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
     chunks: list[Chunk]

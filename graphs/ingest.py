@@ -42,7 +42,7 @@ def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:
 
 def route_documents(state: IngestState) -> list[Send] | Literal["split"]:
     """Profile every new or changed document concurrently."""
-    documents = state.get("documents", [])
+    documents = state.get("pending", [])
     if not documents:
         return "split"
     return [

@@ -3,8 +3,9 @@
 The document profile is given as context and fills what the chunk does not say. A model name
 is kept only if it is written in the chunk or the document title and is not a vaguer form of
 the document's model; otherwise the document's model is used, so neither a hallucination nor
-an instruction hidden in the text can relabel the chunk as another product. On failure the chunk is flagged and prefix falls back to the
-previous chunk's CNM (or the document profile at a document's start).
+an instruction hidden in the text can relabel the chunk as another product. On failure the
+chunk is flagged and prefix falls back to the previous chunk's CNM (or the document profile at
+a document's start).
 """
 
 from __future__ import annotations

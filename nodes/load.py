@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from chop.config import Context
 from chop.documents import Problem, SourceDocument
@@ -66,10 +67,18 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     runtime.stream_writer(
         {"event": "loaded", "documents": len(changed), "unchanged": len(unchanged)}
     )
+    # A thread may run many ingests: inputs are consumed and per-run tallies start afresh.
     return {
-        "documents": changed,
+        "paths": [],
+        "delete": [],
+        "documents": [],
+        "pending": changed,
+        "chunks": [],
+        "labels": Overwrite([]),
+        "profiles": Overwrite({}),
+        "stats": Overwrite({}),
+        "problems": Overwrite(problems),
         "unchanged": unchanged,
-        "problems": problems,
         "report": {
             "added": added,
             "updated": len(changed) - added,

@@ -42,7 +42,7 @@ def persist(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             )
         )
     profiles = state.get("profiles", {})
-    for document in state.get("documents", []):
+    for document in state.get("pending", []):
         doc_rows = rows.get(document["doc_id"], [])
         record = DocumentRecord(
             doc_id=document["doc_id"],

@@ -23,7 +23,7 @@ def split(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     embedder = get_embedder(ctx)
     chunks: list[Chunk] = []
-    for document in state.get("documents", []):
+    for document in state.get("pending", []):
         text = document["text"]
         windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
         for index, window in enumerate(windows):

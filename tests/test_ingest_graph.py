@@ -176,3 +176,22 @@ def test_an_instruction_inside_a_document_cannot_relabel_it(
         for r in store.chunks(context.collection)
         if r["model"] == "Coolwave 999Z"
     )
+
+
+def test_one_thread_can_run_many_ingests(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver, ctx = InMemorySaver(), llm_context(context, use_cache=True)
+    first = ingest(documents=[manual("a", "Coolwave 225B", FILTER)], context=ctx,
+                   checkpointer=saver, thread_id="t")  # fmt: skip
+    second = ingest(documents=[manual("b", "Coolwave 330C", TANK)], context=ctx,
+                    checkpointer=saver, thread_id="t")  # fmt: skip
+    third = ingest(paths=[], context=ctx, checkpointer=saver, thread_id="t")
+    assert (first["added"], second["added"], third["added"]) == (1, 1, 0)
+    assert first["problems"] == second["problems"] == third["problems"] == []
+    assert second["stats"]["chunks"] == len(store.chunks(context.collection, "b"))
+    assert third["stats"].get("llm_calls", 0) == 0

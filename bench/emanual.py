@@ -1,0 +1,658 @@
+"""The E-Manual QA benchmark of the CHOP paper: naive windows vs cosine chunking vs CHOP.
+
+    python -m bench.emanual --subset pair --methods naive,cosine,chop
+
+Subsets (data: E-Manual QA, see its README):
+  pair  Galaxy S10 + Galaxy S9 manuals, the 50 S10 questions (near-duplicate trap)
+  tv    the Smart TV remote manual, its 50 questions
+  full  every non-empty manual, the S10 + TV questions
+  tiny  the first 6 sections of the S10 and S9 manuals, 2 questions (for tests)
+
+Every manual is one continuous document titled with its device name; section boundaries are
+hidden evaluation labels. Questions name the device as "[<device>] <question>". Each method
+indexes into its own collection (dropped and rebuilt each run); retrieval is plain vector
+search (Store.search, top 10, no boosts or filters): the index is measured, not the answer-time
+options. A retrieved chunk is relevant iff it comes from the gold device's document and its
+character span overlaps a gold section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.chunkers import COSINE_THRESHOLD, cosine_spans, naive_spans
+from bench.emanual_data import (
+    QUESTION_TEMPLATE,
+    SUBSETS,
+    Corpus,
+    DataMissing,
+    GoldMatch,
+    Manual,
+    Question,
+    load_subset,
+    match_gold,
+)
+from bench.metrics import (
+    first_relevant_rank,
+    hit_at_k,
+    mean,
+    mrr_at_k,
+    ndcg_at_k,
+    rouge_l,
+    token_f1,
+)
+from chop.chunking import TextSpan
+from chop.config import Context
+from chop.documents import content_hash
+from chop.models import Embedder, ModelUnavailable, chat_model_identity, get_embedder
+from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
+
+__all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
+DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+METHODS = ("naive", "cosine", "chop", "naive_title")
+KS = (1, 3, 5, 10)
+TOP_K = max(KS)
+SEARCH_K = 3 * TOP_K  # the store's top 10 plus the rest of any tie group cut at rank 10
+TIE_NOTE = (
+    "Ties between identical chunks (twin manuals such as S9/S9+) are broken by the store: "
+    "document title, then chunk order (Store.search orders by score, doc_title, chunk_index), "
+    "so the alphabetically first title wins ('Galaxy S10' before 'Galaxy S9', 'Galaxy S9' "
+    "before 'Galaxy S9+'). naive/cosine embed each distinct text once, so identical chunks tie "
+    "exactly; chop embeds in its own batches, where identical texts may differ in the last bits."
+)
+NO_BERTSCORE = "not computed (no local BERTScore model)"
+
+
+# --------------------------------------------------------------------------- costs
+@dataclass
+class IndexStats:
+    """What building one method's index cost."""
+
+    method: str
+    collection: str
+    chunks: int = 0
+    llm_calls: int = 0
+    llm_seconds: float = 0.0
+    cache_hits: int = 0
+    embed_seconds: float = 0.0
+    index_seconds: float = 0.0
+    retrieval_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class MemoEmbedder:
+    """Embeds each distinct text once (twin manuals share most text); times the model."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.seconds = 0.0
+        self._memo: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        fresh = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if fresh:
+            started = time.perf_counter()
+            vectors = self.embedder.embed(fresh)
+            self.seconds += time.perf_counter() - started
+            self._memo.update(zip(fresh, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        return np.stack([self._memo[t] for t in texts])
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- indexing
+def collection_name(subset: str, method: str) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}".lower())
+
+
+def write_rows(
+    store: Store,
+    collection: str,
+    manual: Manual,
+    spans: Sequence[TextSpan],
+    vectors: np.ndarray,
+    prefix: str,
+    method: str,
+) -> None:
+    """Store one manual's chunks as plain rows (no CNM): prefix + text was embedded."""
+    rows = [
+        ChunkRow(
+            doc_id=manual.doc_id,
+            doc_title=manual.device,
+            chunk_index=i,
+            text=manual.text[s.start : s.end],
+            prefix=prefix,
+            category=None,
+            nouns=[],
+            model=None,
+            cnm_source="none",
+            continuity="none",
+            content_hash=content_hash(prefix + manual.text[s.start : s.end]),
+            char_start=s.start,
+            char_end=s.end,
+            embedding=vectors[i],
+        )
+        for i, s in enumerate(spans)
+    ]
+    record = DocumentRecord(
+        doc_id=manual.doc_id,
+        title=manual.device,
+        source=manual.source,
+        content_hash=content_hash(manual.text),
+        chunk_count=len(rows),
+        metadata={"bench_method": method},
+    )
+    store.replace_document(collection, record, rows)
+
+
+SpanFn = Callable[[Manual, MemoEmbedder], list[TextSpan]]
+
+
+def index_plain(
+    ctx: Context,
+    store: Store,
+    collection: str,
+    manuals: Sequence[Manual],
+    method: str,
+    spans_of: SpanFn,
+    prefixed: bool = False,
+) -> IndexStats:
+    """Chunk each manual with ``spans_of``, embed (prefix +) chunk text, write the rows."""
+    started = time.perf_counter()
+    embedder = get_embedder(ctx)
+    memo = MemoEmbedder(embedder)
+    store.drop_collection(collection)
+    store.ensure_collection(collection, embedder.dimension)
+    chunks = 0
+    for manual in manuals:
+        spans = spans_of(manual, memo)
+        prefix = f"{manual.device} | " if prefixed else ""
+        vectors = memo.embed([prefix + manual.text[s.start : s.end] for s in spans])
+        write_rows(store, collection, manual, spans, vectors, prefix, method)
+        chunks += len(spans)
+        log(f"  {method}: {manual.device}: {len(spans)} chunks")
+    return IndexStats(
+        method,
+        collection,
+        chunks=chunks,
+        embed_seconds=memo.seconds,
+        index_seconds=time.perf_counter() - started,
+    )
+
+
+def index_naive(
+    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual], prefixed: bool = False
+) -> IndexStats:
+    def spans_of(manual: Manual, memo: MemoEmbedder) -> list[TextSpan]:
+        tokenizer = memo.embedder.tokenizer
+        return naive_spans(manual.text, tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
+
+    method = "naive_title" if prefixed else "naive"
+    return index_plain(ctx, store, collection, manuals, method, spans_of, prefixed)
+
+
+def index_cosine(
+    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
+) -> IndexStats:
+    def spans_of(manual: Manual, memo: MemoEmbedder) -> list[TextSpan]:
+        tokenizer = memo.embedder.tokenizer
+        return cosine_spans(manual.text, tokenizer, memo.embed, ctx.chunk_tokens, COSINE_THRESHOLD)
+
+    return index_plain(ctx, store, collection, manuals, "cosine", spans_of)
+
+
+def index_chop(
+    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
+) -> IndexStats:
+    """The real CHOP ingest graph; LLM costs come from the run's stats."""
+    from chop.api import ingest
+
+    started = time.perf_counter()
+    store.drop_collection(collection)
+    progress = {"llm": 0}
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "llm":
+            progress["llm"] += 1
+            if progress["llm"] % 50 == 0:
+                log(f"  chop: {progress['llm']} LLM decisions")
+        elif event.get("event") == "stored":
+            log(f"  chop: {event.get('doc_id')}: {event.get('chunks')} chunks")
+
+    report = ingest(
+        documents=[m.document() for m in manuals],
+        context=ctx.with_overrides(collection=collection),
+        on_event=on_event,
+    )
+    for problem in report.get("problems", []):
+        log(f"  chop: problem: {problem.get('source')}: {problem.get('reason')}")
+    stats = report.get("stats", {})
+    return IndexStats(
+        "chop",
+        collection,
+        chunks=int(report.get("chunks_stored", stats.get("chunks", 0))),
+        llm_calls=int(stats.get("llm_calls", 0)),
+        llm_seconds=float(stats.get("llm_seconds", 0)),
+        cache_hits=int(stats.get("cache_hits", 0)),
+        embed_seconds=float(stats.get("embed_seconds", 0)),
+        index_seconds=time.perf_counter() - started,
+        extra={
+            "stats": stats,
+            "continuity_mode": ctx.continuity_mode,
+            "chat_model": chat_model_identity(ctx),
+        },
+    )
+
+
+def build_index(
+    method: str, ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
+) -> IndexStats:
+    if method == "naive":
+        return index_naive(ctx, store, collection, manuals)
+    if method == "naive_title":
+        return index_naive(ctx, store, collection, manuals, prefixed=True)
+    if method == "cosine":
+        return index_cosine(ctx, store, collection, manuals)
+    if method == "chop":
+        return index_chop(ctx, store, collection, manuals)
+    raise ValueError(f"unknown method {method!r} ({' | '.join(METHODS)})")
+
+
+# --------------------------------------------------------------------------- evaluation
+def retrieve(
+    ctx: Context, store: Store, collection: str, questions: Sequence[Question]
+) -> tuple[list[list[Hit]], float]:
+    """Top chunks per templated question by plain vector search; and the seconds spent."""
+    started = time.perf_counter()
+    vectors = get_embedder(ctx).embed([q.templated for q in questions])
+    hits = [store.search(collection, vector, SEARCH_K) for vector in vectors]
+    return hits, time.perf_counter() - started
+
+
+def overlaps(start: int, end: int, manual: Manual, gold: GoldMatch) -> bool:
+    return any(
+        start < manual.sections[i].end and manual.sections[i].start < end for i in gold.sections
+    )
+
+
+def relevant_in_collection(store: Store, collection: str, manual: Manual, gold: GoldMatch) -> int:
+    chunks = store.chunks(collection, manual.doc_id)
+    return sum(overlaps(c["char_start"], c["char_end"], manual, gold) for c in chunks)
+
+
+def tie_orders(top: list[dict[str, Any]], doc_id: str, k: int) -> dict[str, list[dict[str, Any]]]:
+    """The first ``k`` in the store's order, and with equal scores ordered against / for the
+    gold (irrelevant and wrong-device chunks first / last): bounds on what tie-breaking does."""
+
+    def against(t: dict[str, Any]) -> tuple[float, bool, bool]:
+        return (-t["score_exact"], t["relevant"], t["doc_id"] == doc_id)
+
+    def favour(t: dict[str, Any]) -> tuple[float, bool, bool]:
+        return (-t["score_exact"], not t["relevant"], t["doc_id"] != doc_id)
+
+    return {
+        "store": top[:k],
+        "ties_against_gold": sorted(top, key=against)[:k],
+        "ties_for_gold": sorted(top, key=favour)[:k],
+    }
+
+
+def question_record(
+    question: Question, gold: GoldMatch, manual: Manual, hits: Sequence[Hit], n_relevant: int
+) -> dict[str, Any]:
+    """Ranks of one question; ``hits`` may run past TOP_K so tie groups at the cut are seen."""
+    found = [
+        {
+            "doc_id": h.doc_id,
+            "chunk_index": h.chunk_index,
+            "char_start": h.char_start,
+            "char_end": h.char_end,
+            "score_exact": h.score,
+            "relevant": h.doc_id == manual.doc_id
+            and overlaps(h.char_start, h.char_end, manual, gold),
+        }
+        for h in hits
+    ]
+    orders = tie_orders(found, manual.doc_id, TOP_K)
+    top = [
+        {**{k: v for k, v in t.items() if k != "score_exact"}, "score": round(t["score_exact"], 6)}
+        for t in orders["store"]
+    ]
+    relevant = [t["relevant"] for t in top]
+    return {
+        "qid": question.qid,
+        "device": question.device,
+        "gold_how": gold.how,
+        "first_relevant_rank": first_relevant_rank(relevant),
+        "n_relevant": n_relevant,
+        "doc_at_1": bool(top) and top[0]["doc_id"] == manual.doc_id,
+        "tied_at_1": bool(found)
+        and any(
+            t["score_exact"] == found[0]["score_exact"] and t["doc_id"] != found[0]["doc_id"]
+            for t in found
+        ),
+        "orders": {
+            name: {
+                "relevant": [t["relevant"] for t in ranked],
+                "doc_at_1": bool(ranked) and ranked[0]["doc_id"] == manual.doc_id,
+            }
+            for name, ranked in orders.items()
+        },
+        "top": top,
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]], order: str = "store") -> dict[str, float]:
+    """Mean Hit@K, MRR@K, NDCG@K and Doc@1 over the questions, ranked in ``order``."""
+    ranked = [r["orders"][order] for r in records]
+    flags = [o["relevant"] for o in ranked]
+    summary: dict[str, float] = {"questions": len(records)}
+    for k in KS:
+        summary[f"hit@{k}"] = mean([hit_at_k(f, k) for f in flags])
+        summary[f"mrr@{k}"] = mean([mrr_at_k(f, k) for f in flags])
+        summary[f"ndcg@{k}"] = mean(
+            [ndcg_at_k(f, k, r["n_relevant"]) for f, r in zip(flags, records, strict=True)]
+        )
+    summary["doc@1"] = mean([float(o["doc_at_1"]) for o in ranked])
+    summary["tied@1"] = mean([float(r["tied_at_1"]) for r in records])
+    return summary
+
+
+def groups(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """All questions, the exactly matched ones (README's reference), and one group per device."""
+    found = {
+        "all": list(records),
+        "exact gold": [r for r in records if r["gold_how"] in ("exact", "normalised")],
+    }
+    devices = sorted({r["device"] for r in records})
+    if len(devices) > 1:
+        for device in devices:
+            found[device] = [r for r in records if r["device"] == device]
+    return found
+
+
+# --------------------------------------------------------------------------- answers
+def bertscore_available() -> str | None:
+    """A local BERTScore model folder (CHOP_BERTSCORE_MODEL) when bert_score is importable."""
+    try:
+        import bert_score  # noqa: F401
+    except ImportError:
+        return None
+    path = os.environ.get("CHOP_BERTSCORE_MODEL", "")
+    return path if path and Path(path).is_dir() else None
+
+
+def bertscore(predictions: list[str], golds: list[str], model_dir: str) -> list[float]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download: the folder must be local
+    from bert_score import score
+
+    layers = int(os.environ.get("CHOP_BERTSCORE_LAYERS", "9"))
+    _, _, f1 = score(predictions, golds, model_type=model_dir, num_layers=layers)
+    return [float(v) for v in f1]
+
+
+def answer_questions(
+    ctx: Context, collection: str, questions: Sequence[Question]
+) -> dict[str, Any]:
+    """Answer with chop's answer graph (k=5) over one method's collection; F1 and ROUGE-L."""
+    from chop.api import ask
+
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for question in questions:
+        result = ask(question.templated, context=ctx.with_overrides(collection=collection, k=5))
+        answer = str(result.get("answer", ""))
+        rows.append(
+            {
+                "qid": question.qid,
+                "answer": answer,
+                "f1": token_f1(answer, question.answer),
+                "rouge_l": rouge_l(answer, question.answer),
+            }
+        )
+    summary: dict[str, Any] = {
+        "questions": len(rows),
+        "f1": mean([r["f1"] for r in rows]),
+        "rouge_l": mean([r["rouge_l"] for r in rows]),
+        "seconds": time.perf_counter() - started,
+        "bertscore": NO_BERTSCORE,
+    }
+    model_dir = bertscore_available()
+    if model_dir and rows:
+        scores = bertscore([r["answer"] for r in rows], [q.answer for q in questions], model_dir)
+        for row, value in zip(rows, scores, strict=True):
+            row["bertscore"] = value
+        summary["bertscore"] = mean(scores)
+    return {"summary": summary, "per_question": rows}
+
+
+# --------------------------------------------------------------------------- the run
+def map_gold(corpus: Corpus) -> tuple[list[tuple[Question, GoldMatch]], dict[str, Any]]:
+    """Gold sections of every question; questions without gold are excluded and reported."""
+    mapped: list[tuple[Question, GoldMatch]] = []
+    counts = {"exact": 0, "normalised": 0, "parent": 0, "none": 0}
+    excluded: list[str] = []
+    for question in corpus.questions:
+        gold = match_gold(question.section_path, corpus.manual(question.device).sections)
+        counts[gold.how] += 1
+        if gold.how == "none":
+            excluded.append(question.qid)
+        else:
+            mapped.append((question, gold))
+    multiple = [q.qid for q, g in mapped if len(g.sections) > 1]
+    report = {
+        "counts": counts,
+        "fallback_to_parent": counts["parent"],
+        "no_gold_excluded": excluded,
+        "several_gold_sections": multiple,
+    }
+    return mapped, report
+
+
+def evaluate_method(
+    method: str,
+    ctx: Context,
+    store: Store,
+    subset: str,
+    corpus: Corpus,
+    mapped: Sequence[tuple[Question, GoldMatch]],
+    answers: int,
+) -> dict[str, Any]:
+    collection = collection_name(subset, method)
+    log(f"{method}: indexing {len(corpus.manuals)} manual(s) into {collection}")
+    stats = build_index(method, ctx, store, collection, corpus.manuals)
+    questions = [q for q, _ in mapped]
+    hits, stats.retrieval_seconds = retrieve(ctx, store, collection, questions)
+    counts: dict[tuple[str, tuple[int, ...]], int] = {}
+    records = []
+    for (question, gold), found in zip(mapped, hits, strict=True):
+        manual = corpus.manual(question.device)
+        key = (manual.doc_id, gold.sections)
+        if key not in counts:
+            counts[key] = relevant_in_collection(store, collection, manual, gold)
+        records.append(question_record(question, gold, manual, found, counts[key]))
+    result: dict[str, Any] = {
+        "collection": collection,
+        "costs": asdict(stats),
+        # Headline: equal scores ordered against the gold device. A user gets one of two
+        # identical chunks with no say in which; the store's own order is in tie_bounds.
+        "metrics": summarize(records, "ties_against_gold"),
+        "tie_bounds": {
+            order: summarize(records, order)
+            for order in ("ties_against_gold", "ties_for_gold", "store")
+        },
+        "groups": {
+            name: summarize(rs, "ties_against_gold") for name, rs in groups(records).items() if rs
+        },
+        "per_question": records,
+    }
+    if answers > 0:
+        log(f"{method}: answering {min(answers, len(questions))} question(s) with the LLM")
+        result["answers"] = answer_questions(ctx, collection, questions[:answers])
+    log(
+        f"{method}: {stats.chunks} chunks, index {stats.index_seconds:.1f} s, "
+        f"Hit@10 {result['metrics']['hit@10']:.2f}"
+    )
+    return result
+
+
+def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, Any]:
+    embedder = get_embedder(ctx)
+    database = (
+        "CHOP_DATABASE_URL (not recorded)"
+        if ctx.database_url
+        else (f"embedded PostgreSQL in {Path(ctx.data_dir).resolve()}")
+    )
+    return {
+        "subset": args.subset,
+        "methods": args.methods,
+        "data": str(data),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "embedder": embedder.name,
+        "dimension": embedder.dimension,
+        "chunk_tokens": ctx.chunk_tokens,
+        "chunk_overlap": ctx.chunk_overlap,
+        "cosine_threshold": COSINE_THRESHOLD,
+        "question_template": QUESTION_TEMPLATE,
+        "retrieval": f"Store.search top {TOP_K}, plain vector (HNSW cosine), no boosts/filters",
+        "ks": list(KS),
+        "continuity_mode": ctx.continuity_mode,
+        "use_cache": ctx.use_cache,
+        "answers": args.answers,
+        "database": database,
+        "ties": TIE_NOTE,
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.report import write_outputs
+
+    data = resolve_data(args.data)
+    corpus = load_subset(data, args.subset)
+    for line in corpus.skipped:
+        log(f"skipped manual {line}")
+    for note in corpus.notes:
+        log(f"note: {note}")
+    mapped, gold_report = map_gold(corpus)
+    log(
+        f"gold: {gold_report['counts']} (parent fallback {gold_report['fallback_to_parent']}, "
+        f"excluded without gold {len(gold_report['no_gold_excluded'])})"
+    )
+    ctx = Context().with_overrides(
+        continuity_mode=args.continuity_mode, use_cache=False if args.no_cache else None
+    )
+    store = store_for(ctx)
+    results: dict[str, Any] = {
+        "settings": settings(args, ctx, data),
+        "corpus": {
+            "manuals": [
+                {
+                    "device": m.device,
+                    "doc_id": m.doc_id,
+                    "sections": len(m.sections),
+                    "chars": len(m.text),
+                }
+                for m in corpus.manuals
+            ],
+            "skipped": corpus.skipped,
+            "notes": corpus.notes,
+            "questions": len(corpus.questions),
+        },
+        "gold": gold_report,
+        "methods": {},
+    }
+    for method in args.methods:
+        results["methods"][method] = evaluate_method(
+            method, ctx, store, args.subset, corpus, mapped, args.answers
+        )
+    out = Path(args.out) / args.subset
+    table = write_outputs(results, out)
+    print(table)
+    log(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / 'chart.png'}")
+    return results
+
+
+def resolve_data(value: str | None) -> Path:
+    return Path(value or os.environ.get("CHOP_EMANUAL_DATA") or DEFAULT_DATA)
+
+
+def parse_methods(value: str) -> list[str]:
+    methods = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise argparse.ArgumentTypeError(
+            f"unknown method(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(METHODS)}"
+        )
+    return list(dict.fromkeys(methods))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.emanual",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--subset", choices=SUBSETS, default="pair")
+    p.add_argument(
+        "--methods",
+        type=parse_methods,
+        default=["naive", "cosine", "chop"],
+        help=f"comma-separated: {', '.join(METHODS)} (naive_title: naive windows "
+        "embedded as '<device> | chunk', the data README's second variant)",
+    )
+    p.add_argument(
+        "--continuity-mode",
+        choices=("llm", "gate", "rules"),
+        default=None,
+        help="chop's continuity mode (default: CHOP_CONTINUITY_MODE or 'gate'; the paper: 'llm')",
+    )
+    p.add_argument(
+        "--answers",
+        type=int,
+        default=0,
+        help="answer the first N questions with the LLM and score them (slow)",
+    )
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/<subset>/")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse cached LLM outputs")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="E-Manual QA folder (default: CHOP_EMANUAL_DATA or ../shared/data/"
+        "emanual-qa beside the repository)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        run(args)
+    except DataMissing as err:
+        print(f"error: {err} (set --data or CHOP_EMANUAL_DATA)", file=sys.stderr)
+        return 2
+    except ModelUnavailable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

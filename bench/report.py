@@ -1,0 +1,298 @@
+"""Writing a benchmark run: results.json, results.md (the paper's table layout), chart.png."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+KS = (1, 3, 5, 10)
+LABELS = {"hit": "Hit", "mrr": "MRR"}
+LABELS_K = {"hit@1": "Hit@1", "hit@10": "Hit@10", "mrr@10": "MRR@10", "doc@1": "Doc@1"}
+ORDERS = ("ties_against_gold", "ties_for_gold")
+
+
+def _row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
+
+
+def _f(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def main_table(results: dict[str, Any]) -> str:
+    """Rows = methods; the retrieval metrics and the cost of building each index."""
+    header = [
+        "method",
+        "Hit@1",
+        "Hit@3",
+        "Hit@5",
+        "Hit@10",
+        "MRR@10",
+        "NDCG@10",
+        "Doc@1",
+        "chunks",
+        "LLM calls",
+        "wall s",
+    ]
+    rows = []
+    for method, result in results["methods"].items():
+        m, c = result["metrics"], result["costs"]
+        rows.append(
+            [
+                method,
+                *(_f(m[f"hit@{k}"]) for k in KS),
+                _f(m["mrr@10"]),
+                _f(m["ndcg@10"]),
+                _f(m["doc@1"]),
+                c["chunks"],
+                c["llm_calls"],
+                f"{c['index_seconds']:.1f}",
+            ]
+        )
+    return "\n".join(_table(header, rows))
+
+
+def rank_table(results: dict[str, Any]) -> str:
+    header = ["method", *(f"MRR@{k}" for k in KS), *(f"NDCG@{k}" for k in KS)]
+    rows = [
+        [
+            method,
+            *(_f(r["metrics"][f"mrr@{k}"]) for k in KS),
+            *(_f(r["metrics"][f"ndcg@{k}"]) for k in KS),
+        ]
+        for method, r in results["methods"].items()
+    ]
+    return "\n".join(_table(header, rows))
+
+
+def cost_table(results: dict[str, Any]) -> str:
+    header = [
+        "method",
+        "collection",
+        "chunks",
+        "LLM calls",
+        "LLM s",
+        "cache hits",
+        "embed s",
+        "index wall s",
+        "retrieval s",
+    ]
+    rows = []
+    for method, r in results["methods"].items():
+        c = r["costs"]
+        rows.append(
+            [
+                method,
+                c["collection"],
+                c["chunks"],
+                c["llm_calls"],
+                f"{c['llm_seconds']:.1f}",
+                c["cache_hits"],
+                f"{c['embed_seconds']:.1f}",
+                f"{c['index_seconds']:.1f}",
+                f"{c['retrieval_seconds']:.2f}",
+            ]
+        )
+    return "\n".join(_table(header, rows))
+
+
+def group_table(results: dict[str, Any]) -> str:
+    header = ["questions", "method", "n", "Hit@1", "Hit@10", "MRR@10", "NDCG@10", "Doc@1"]
+    rows = []
+    names = list(dict.fromkeys(n for r in results["methods"].values() for n in r["groups"]))
+    for name in names:
+        for method, r in results["methods"].items():
+            if name not in r["groups"]:
+                continue
+            m = r["groups"][name]
+            rows.append(
+                [
+                    name,
+                    method,
+                    int(m["questions"]),
+                    _f(m["hit@1"]),
+                    _f(m["hit@10"]),
+                    _f(m["mrr@10"]),
+                    _f(m["ndcg@10"]),
+                    _f(m["doc@1"]),
+                ]
+            )
+    return "\n".join(_table(header, rows))
+
+
+def tie_warnings(results: dict[str, Any]) -> list[str]:
+    """One warning per method whose numbers depend on how equal scores are ordered."""
+    lines = []
+    keys = ("hit@1", "hit@10", "mrr@10", "doc@1")
+    for method, r in results["methods"].items():
+        m, worst, best = r["metrics"], *(r["tie_bounds"][o] for o in ORDERS)
+        if all(worst[k] == m[k] == best[k] for k in keys):
+            continue
+        tied = round(m["tied@1"] * m["questions"])
+
+        def show(x: dict[str, float]) -> str:
+            return ", ".join(f"{LABELS_K[k]} {x[k]:.3f}" for k in keys)
+
+        why = (
+            f"{tied} of {int(m['questions'])} questions' top score is shared with another "
+            "manual's identical chunk"
+            if tied
+            else "identical chunks inside one manual"
+        )
+        lines += [
+            f"**Ties decide part of {method}'s numbers** ({why}). Ties broken against the "
+            f"gold device: {show(worst)}; for it: {show(best)}.",
+            "",
+        ]
+    return lines
+
+
+def tie_table(results: dict[str, Any]) -> str:
+    """The store's order next to equal scores broken against / for the gold device."""
+    header = ["method", "ties at 1", "order", "Hit@1", "Hit@10", "MRR@10", "NDCG@10", "Doc@1"]
+    rows = []
+    for method, r in results["methods"].items():
+        tied = round(r["metrics"]["tied@1"] * r["metrics"]["questions"])
+        orders = r["tie_bounds"]
+        for name, m in orders.items():
+            rows.append(
+                [method, tied, name, _f(m["hit@1"]), _f(m["hit@10"]), _f(m["mrr@10"]),
+                 _f(m["ndcg@10"]), _f(m["doc@1"])]
+            )  # fmt: skip
+    return "\n".join(_table(header, rows))
+
+
+def answer_table(results: dict[str, Any]) -> str | None:
+    rows = []
+    for method, r in results["methods"].items():
+        if "answers" in r:
+            s = r["answers"]["summary"]
+            bert = s["bertscore"] if isinstance(s["bertscore"], str) else _f(s["bertscore"])
+            rows.append(
+                [method, s["questions"], _f(s["f1"]), _f(s["rouge_l"]), bert, f"{s['seconds']:.1f}"]
+            )
+    if not rows:
+        return None
+    return "\n".join(_table(["method", "answered", "token F1", "ROUGE-L", "BERTScore", "s"], rows))
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s, g = results["settings"], results["gold"]
+    counts = g["counts"]
+    lines = [
+        f"# E-Manual QA — subset `{s['subset']}`",
+        "",
+        f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
+        f"{s['chunk_overlap']} tokens · cosine θ {s['cosine_threshold']} · chop continuity "
+        f"`{s['continuity_mode']}` · questions `{s['question_template']}` · {s['retrieval']}",
+        "",
+        f"{len(results['corpus']['manuals'])} manual(s), {results['corpus']['questions']} "
+        f"question(s); gold: {counts['exact']} exact, {counts['normalised']} normalised, "
+        f"{counts['parent']} parent fallback, {counts['none']} without gold (excluded).",
+        "",
+        main_table(results),
+        "",
+        "Equal scores (identical chunks of twin manuals) are counted against the gold device: "
+        "the pessimistic reading; the Ties section has the store's order and the optimistic one.",
+        "",
+        *tie_warnings(results),
+        "wall s = seconds to build the index (chunking, LLM, embedding, writing).",
+        "",
+        "## MRR@K and NDCG@K",
+        "",
+        rank_table(results),
+        "",
+        "## By question group",
+        "",
+        "`exact gold`: questions whose gold title matched without the parent fallback "
+        "(the data README's reference used only these for the TV remote).",
+        "",
+        group_table(results),
+        "",
+        "## Ties",
+        "",
+        "Identical chunks (of twin manuals, or repeated inside one) score exactly the same. "
+        "`store`: the store's "
+        "tie-break (title, then chunk order); `ties_against_gold` / `ties_for_gold`: equal "
+        "scores ordered with the gold device's relevant chunks last / first. `ties at 1`: "
+        "questions whose top score is shared by another document's chunk.",
+        "",
+        tie_table(results),
+        "",
+        "## Costs",
+        "",
+        cost_table(results),
+    ]
+    answers = answer_table(results)
+    if answers:
+        lines += ["", "## Answers", "", answers]
+    notes = [
+        s["ties"],
+        "Relevance is per chunk: NDCG's ideal counts every chunk of the gold device that "
+        "overlaps a gold section, so a method with small chunks (cosine) has more relevant "
+        "chunks to find and a lower NDCG at equal MRR.",
+        *results["corpus"]["notes"],
+        *(f"skipped manual {line}" for line in results["corpus"]["skipped"]),
+    ]
+    lines += ["", "## Notes", "", *(f"- {n}" for n in notes), ""]
+    return "\n".join(lines)
+
+
+def chart(results: dict[str, Any], path: Path) -> None:
+    """Grouped bars: Hit@K and MRR@K for every K, one bar per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = list(results["methods"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    width = 0.8 / max(len(methods), 1)
+    for ax, metric in zip(axes, ("hit", "mrr"), strict=True):
+        for i, method in enumerate(methods):
+            values = [results["methods"][method]["metrics"][f"{metric}@{k}"] for k in KS]
+            ax.bar([x + i * width for x in range(len(KS))], values, width, label=method)
+        ax.set_xticks([x + width * (len(methods) - 1) / 2 for x in range(len(KS))])
+        ax.set_xticklabels([f"{LABELS[metric]}@{k}" for k in KS])
+        ax.set_ylim(0, 1)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("score")
+    fig.suptitle(f"E-Manual QA, subset {results['settings']['subset']}")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(methods))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def dumps(results: dict[str, Any]) -> str:
+    """Indented JSON with each per-question record on one line (diffable, half the size)."""
+    lines: dict[str, str] = {}
+
+    def one_line(record: dict[str, Any]) -> str:
+        key = f"@@record-{len(lines)}@@"
+        lines[key] = json.dumps(record, separators=(",", ":"), default=str)
+        return key
+
+    methods = {
+        name: {**r, "per_question": [one_line(rec) for rec in r["per_question"]]}
+        for name, r in results["methods"].items()
+    }
+    text = json.dumps({**results, "methods": methods}, indent=1, default=str)
+    for key, line in lines.items():
+        text = text.replace(json.dumps(key), line, 1)
+    return text
+
+
+def write_outputs(results: dict[str, Any], out: Path) -> str:
+    """Write the three files into ``out``; return the main Markdown table."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(dumps(results) + "\n")
+    (out / "results.md").write_text(markdown(results))
+    chart(results, out / "chart.png")
+    return main_table(results)

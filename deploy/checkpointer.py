@@ -1,0 +1,65 @@
+"""The LangGraph server's checkpointer: langgraph-checkpoint-postgres on chop's own database.
+
+``langgraph.json`` names this factory under ``"checkpointer": {"path": ...}``. The server
+(``langgraph dev`` and the langgraph-api image alike) enters it once per event loop and uses
+the saver it yields for every thread's checkpoints, so an ingest run that dies halfway can be
+resumed from its last finished step after a restart.
+
+The database is the one chop stores chunks in: ``CHOP_DATABASE_URL``, or, when that is empty,
+the embedded PostgreSQL under ``CHOP_DATA_DIR`` (started here if it is not running yet). The
+saver's tables (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``,
+``checkpoint_migrations``) sit beside chop's ``chop_*`` tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from chop.config import Context
+from chop.store import resolve_database_url
+
+# What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
+CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def checkpointer_database_url() -> str:
+    """The server's database, from the environment (blocking: may start the embedded one)."""
+    ctx = Context()
+    return resolve_database_url(ctx.database_url, ctx.data_dir)
+
+
+async def setup_checkpoint_tables(url: str) -> None:
+    """Create or migrate the saver's tables; an advisory lock keeps concurrent workers apart."""
+    async with await AsyncConnection.connect(url, **CONNECTION_KWARGS) as conn:  # type: ignore[arg-type]
+        await conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
+        try:
+            await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
+
+
+@asynccontextmanager
+async def postgres_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
+    """Yield an AsyncPostgresSaver on a connection pool; closed when the server stops."""
+    url = await asyncio.to_thread(checkpointer_database_url)
+    await setup_checkpoint_tables(url)
+    pool = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=int(os.environ.get("CHOP_CHECKPOINTER_POOL_SIZE", "8")),
+        kwargs=CONNECTION_KWARGS,
+        open=False,
+    )
+    await pool.open(wait=True)
+    try:
+        yield AsyncPostgresSaver(conn=pool)  # type: ignore[arg-type]
+    finally:
+        await pool.close()

@@ -1,0 +1,230 @@
+"""The E-Manual benchmark harness: pure metrics, gold mapping, chunkers, one end-to-end run."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.chunkers import cosine_spans, sentence_units
+from bench.emanual import DEFAULT_DATA, collection_name, main, resolve_data, tie_orders
+from bench.emanual_data import Section, build_manual, device_name, match_gold, slug
+from bench.metrics import dcg_at_k, hit_at_k, mrr_at_k, ndcg_at_k, token_f1
+
+REPO = Path(__file__).resolve().parents[1]
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_hit_at_k() -> None:
+    ranked = [False, False, True, False]
+    assert hit_at_k(ranked, 1) == 0.0
+    assert hit_at_k(ranked, 2) == 0.0
+    assert hit_at_k(ranked, 3) == 1.0
+    assert hit_at_k(ranked, 10) == 1.0
+    assert hit_at_k([], 5) == 0.0
+
+
+def test_mrr_at_k() -> None:
+    assert mrr_at_k([False, True, True], 10) == 0.5
+    assert mrr_at_k([False, False, True], 3) == pytest.approx(1 / 3)
+    assert mrr_at_k([False, False, True], 2) == 0.0
+    assert mrr_at_k([True], 1) == 1.0
+    with pytest.raises(ValueError):
+        mrr_at_k([True], 0)
+
+
+def test_ndcg_at_k_hand_computed() -> None:
+    ranked = [False, True, False, True]  # relevant at ranks 2 and 4
+    dcg = 1 / math.log2(3) + 1 / math.log2(5)
+    assert dcg_at_k(ranked, 4) == pytest.approx(dcg)
+    # three relevant chunks in the collection: ideal = ranks 1, 2, 3
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert ndcg_at_k(ranked, 4, 3) == pytest.approx(dcg / ideal)
+    # ideal capped at K: with K=2 only ranks 1, 2 count
+    assert ndcg_at_k(ranked, 2, 3) == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    assert ndcg_at_k([True, False], 10, 1) == 1.0
+    assert ndcg_at_k([False, False], 10, 0) == 0.0
+    assert ndcg_at_k([False, False], 10, 4) == 0.0
+
+
+def test_token_f1() -> None:
+    assert token_f1("The cat sat.", "cat sat") == 1.0  # articles and punctuation dropped
+    # prediction "tap settings now" vs gold "tap settings": P = 2/3, R = 1 → F1 = 0.8
+    assert token_f1("Tap Settings now", "tap settings") == pytest.approx(0.8)
+    assert token_f1("nothing alike", "tap settings") == 0.0
+    assert token_f1("", "") == 1.0
+    assert token_f1("", "tap") == 0.0
+
+
+def test_tie_orders_bound_the_store_tie_break() -> None:
+    def hit(doc: str, score: float, relevant: bool) -> dict[str, object]:
+        return {"doc_id": doc, "score_exact": score, "relevant": relevant}
+
+    # S9's copy of the gold chunk ties with S10's; the store put S10 first (by title)
+    found = [hit("s10", 0.9, True), hit("s9", 0.9, False), hit("s10", 0.5, False)]
+    orders = tie_orders(found, "s10", 2)
+    assert [t["doc_id"] for t in orders["store"]] == ["s10", "s9"]
+    assert [t["relevant"] for t in orders["ties_against_gold"]] == [False, True]
+    assert orders["ties_against_gold"][0]["doc_id"] == "s9"
+    assert [t["relevant"] for t in orders["ties_for_gold"]] == [True, False]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def sections(*titles: str) -> list[Section]:
+    return [Section(title, 10 * i, 10 * i + 5) for i, title in enumerate(titles)]
+
+
+def test_match_gold_exact_several_and_parent_fallback() -> None:
+    manual = sections("Settings", "Camera", "Camera settings", "Location", "Camera settings")
+    exact = match_gold("Apps>Camera>Camera settings", manual)
+    assert (exact.sections, exact.how) == ((2, 4), "exact")  # several: any counts
+    parent = match_gold("Apps>Camera>Video options>Missing leaf", manual)
+    assert (parent.sections, parent.how, parent.matched) == ((1,), "parent", "Camera")
+    assert match_gold("Nowhere>Nothing", manual).how == "none"
+    assert match_gold("", manual).how == "none"
+
+
+def test_match_gold_normalises_case_apostrophes_and_spaces() -> None:
+    manual = sections("Updating the TV’s  Software", "Other")
+    found = match_gold("System>updating the tv's software", manual)
+    assert (found.sections, found.how) == ((0,), "normalised")
+
+
+def test_manual_is_one_document_with_hidden_section_spans(tmp_path: Path) -> None:
+    corpus = {
+        "section_0": {"title": "Intro", "text": ["Intro", "Hello there."]},
+        "section_1": {"title": "Empty", "text": []},
+        "section_2": {"title": "Use", "text": ["Use", "Tap  it.", "Done"]},
+    }
+    path = tmp_path / "Galaxy_S9+.json"
+    path.write_text(json.dumps(corpus))
+    manual = build_manual(path)
+    assert manual.device == "Galaxy S9+"
+    assert manual.doc_id == "emanual/galaxy-s9-plus"
+    intro, empty, use = manual.sections
+    assert manual.text[intro.start : intro.end] == "Intro Hello there."
+    assert manual.text[use.start : use.end].startswith("Use Tap")
+    assert empty.start == empty.end
+    assert manual.text == manual.text[intro.start : intro.end] + "\n\n" + manual.text[use.start :]
+    assert manual.document()["spans"] == []  # the method never sees the sections
+    assert manual.document()["title"] == "Galaxy S9+"
+
+
+def test_names_and_collections() -> None:
+    assert device_name(Path("s10_manual_corpus.json")) == "Galaxy S10"
+    assert device_name(Path("smart_tv_remote_manual_corpus.json")) == "Samsung Smart TV remote"
+    assert device_name(Path("Galaxy_Tab_A_10.1.json")) == "Galaxy Tab A 10.1"
+    assert slug("Galaxy Note 10+") == "emanual/galaxy-note-10-plus"
+    assert collection_name("pair", "naive") == "bench_pair_naive"
+
+
+# --------------------------------------------------------------------------- chunkers
+
+
+class WordTokenizer:
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        spans, start = [], None
+        for i, ch in enumerate(text + " "):
+            if ch.isspace() and start is not None:
+                spans.append((start, i))
+                start = None
+            elif not ch.isspace() and start is None:
+                start = i
+        return spans
+
+
+def test_cosine_chunking_splits_on_topic_shift_and_size() -> None:
+    text = "Alpha one. Alpha two. Beta three. Beta four four four four."
+    topics = {"Alpha": [1.0, 0.0], "Beta": [0.0, 1.0]}
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.array([topics.get(t.split()[0], topics["Beta"]) for t in texts])
+
+    spans = cosine_spans(text, WordTokenizer(), embed, max_tokens=100)
+    assert [text[s.start : s.end] for s in spans] == [
+        "Alpha one. Alpha two.",
+        "Beta three. Beta four four four four.",
+    ]
+    small = cosine_spans(text, WordTokenizer(), embed, max_tokens=4)
+    assert [text[s.start : s.end] for s in small] == [
+        "Alpha one. Alpha two.",
+        "Beta three.",
+        "Beta four four four",  # a sentence over the limit is cut into pieces
+        "four.",
+    ]
+    units = sentence_units(text, WordTokenizer(), 4)
+    assert [n for _, n in units] == [2, 2, 2, 4, 1]
+
+
+# --------------------------------------------------------------------------- the harness
+
+
+def test_missing_data_path_exits_2_with_one_message(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.emanual", "--subset", "tiny", "--data", str(missing)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and str(missing) in lines[0]
+
+
+def test_data_path_default_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CHOP_EMANUAL_DATA", raising=False)
+    assert resolve_data(None) == DEFAULT_DATA
+    monkeypatch.setenv("CHOP_EMANUAL_DATA", "/somewhere")
+    assert resolve_data(None) == Path("/somewhere")
+    assert resolve_data("/explicit") == Path("/explicit")
+
+
+def bench_data_dir() -> Path:
+    """The environment's CHOP_DATA_DIR, else a folder under /tmp (not the home folder)."""
+    configured = os.environ.get("CHOP_DATA_DIR")
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / "chop-bench-test-data"
+
+
+def test_tiny_subset_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = resolve_data(None)
+    if not data.is_dir():
+        pytest.skip(f"E-Manual QA data not found at {data} (set CHOP_EMANUAL_DATA)")
+    monkeypatch.setenv("CHOP_DATA_DIR", str(bench_data_dir()))
+    out = tmp_path / "results"
+    code = main(["--subset", "tiny", "--methods", "naive,cosine", "--out", str(out)])
+    assert code == 0
+    folder = out / "tiny"
+    for name in ("results.json", "results.md", "chart.png"):
+        assert (folder / name).stat().st_size > 0
+    results = json.loads((folder / "results.json").read_text())
+    assert list(results["methods"]) == ["naive", "cosine"]
+    assert results["settings"]["question_template"] == "[{device}] {question}"
+    assert [m["device"] for m in results["corpus"]["manuals"]] == ["Galaxy S10", "Galaxy S9"]
+    for method in results["methods"].values():
+        assert method["costs"]["chunks"] > 0
+        assert method["costs"]["llm_calls"] == 0
+        assert len(method["per_question"]) == results["corpus"]["questions"] == 2
+        for name, value in method["metrics"].items():
+            if name != "questions":
+                assert 0.0 <= value <= 1.0, name
+        for bound in method["tie_bounds"].values():
+            assert 0.0 <= bound["hit@10"] <= 1.0
+        for record in method["per_question"]:
+            assert len(record["top"]) <= 10
+    assert "| naive |" in (folder / "results.md").read_text()

