@@ -1,6 +1,6 @@
 """Ingest throughput against a stub LLM: how chop overlaps LLM calls, and what a re-ingest costs.
 
-    python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
+    python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120] [--waiter-fix]
 
 The chat model is bench.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
 call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
@@ -8,15 +8,20 @@ Embeddings are the real local embedder on this machine's CPU, so they are a fixe
 concurrency does not shrink.
 
 1. Concurrency: the sample corpus, repeated as revisions (distinct doc ids and titles, one
-   varied line of text each) up to about --chunks chunks, is ingested once per
-   --concurrency value (Context.max_concurrency, which chop.api.run_config puts in LangGraph's
-   run config) into a fresh collection, with use_cache=False and continuity_mode="llm", so
-   every adjacent pair is judged by the LLM and each run makes the same calls.
+   varied line of text each) up to about --chunks chunks, is ingested by chop.api.ingest once
+   per --concurrency value (Context.max_concurrency, which chop.api.run_config puts in
+   LangGraph's run config) into a fresh collection, with use_cache=False and
+   continuity_mode="llm", so every adjacent pair is judged by the LLM and each run makes the
+   same calls. --waiter-fix repeats this with LangGraph's max_concurrency one higher (see
+   with_stream_waiter_slot: without it, max_concurrency=1 never finishes).
 2. Re-ingest: the same corpus twice into one fresh collection with use_cache=True (a chat
    model name of its own, so the cache starts cold), then once more into another fresh
    collection with the now warm LLM cache.
 
-Writes bench/results/ingest_throughput.json and .md (--out to change the folder).
+Each measurement runs in a child process (models loaded and warmed before the clock starts),
+so a run that hangs is stopped after --stall-timeout seconds without progress and reported as
+HUNG instead of stalling the benchmark. The stub runs in this process and counts the requests
+and their peak concurrency. Writes bench/results/ingest_throughput.json and .md.
 """
 
 from __future__ import annotations
@@ -24,14 +29,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from bench.stub_llm import STUB_NOTICE, StubServer, running_stub
 from chop.api import ingest
@@ -105,22 +113,42 @@ def build_corpus(
 
 
 # --------------------------------------------------------------------------- runs
-def ingest_once(
-    documents: Sequence[SourceDocument], ctx: Context, stub: StubServer
+def with_stream_waiter_slot() -> None:
+    """Give LangGraph's stream waiter its own thread: max_concurrency + 1 in the run config.
+
+    In sync ``graph.stream`` with "custom" events or ``subgraphs=True`` (chop.api.ingest uses
+    both), LangGraph submits a stream waiter to the same thread pool as the node tasks, whose
+    size is the run config's max_concurrency; with max_concurrency=1 the waiter takes the only
+    thread and the run never starts. This patches chop.api.run_config in this (worker) process
+    only, to measure the proposed fix; chop's own code is not changed.
+    """
+    import chop.api
+
+    original = chop.api.run_config
+
+    def run_config(ctx: Context, thread_id: str | None = None) -> Any:
+        config = original(ctx, thread_id)
+        config["max_concurrency"] = ctx.max_concurrency + 1
+        return config
+
+    chop.api.run_config = run_config
+
+
+def timed_ingest(
+    documents: Sequence[SourceDocument], ctx: Context, emit: Callable[[str], None]
 ) -> dict[str, Any]:
-    """One timed ingest; its stats, phase times, and what the stub saw."""
+    """One timed ingest (models and database already warm); its stats and phase times."""
     times: dict[str, list[float]] = {}
-    requests_before = stub.stats()["requests"]
-    stub.reset_peak()
     started = time.perf_counter()
 
     def on_event(event: dict[str, Any]) -> None:
-        times.setdefault(str(event.get("event")), []).append(time.perf_counter() - started)
+        name = str(event.get("event"))
+        times.setdefault(name, []).append(time.perf_counter() - started)
+        emit(name)  # the parent's stall watchdog sees progress
 
     report = ingest(documents=documents, context=ctx, on_event=on_event)
     wall = time.perf_counter() - started
     stats = report.get("stats", {})
-    served = stub.stats()
     llm_phase = None
     if times.get("loaded") and times.get("decided"):
         llm_phase = max(times["decided"]) - min(times["loaded"])
@@ -130,6 +158,7 @@ def ingest_once(
         "concurrency": ctx.max_concurrency,
         "use_cache": ctx.use_cache,
         "collection": ctx.collection,
+        "documents": len(documents),
         "wall_s": wall,
         "chunks": chunks,
         "chunks_per_s": chunks / wall if wall else None,
@@ -141,8 +170,6 @@ def ingest_once(
         "embeddings_reused": int(stats.get("embeddings_reused", 0)),
         "llm_phase_s": llm_phase,
         "effective_parallelism": llm_seconds / llm_phase if llm_phase else None,
-        "stub_requests": served["requests"] - requests_before,
-        "stub_peak_in_flight": served["peak_in_flight"],
         "added": int(report.get("added", 0)),
         "updated": int(report.get("updated", 0)),
         "unchanged": int(report.get("unchanged", 0)),
@@ -150,16 +177,119 @@ def ingest_once(
     }
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    base = Context()
+def worker(spec: dict[str, Any]) -> int:
+    """Run the passes of ``spec`` in this process; one "result <json>" line per pass."""
+    if spec.get("waiter_fix"):
+        with_stream_waiter_slot()
+    base = Context().with_overrides(**spec["context"])
     embedder = get_embedder(base)
     embedder.embed(["warm up the embedder before any timing"])
-    store = store_for(base)  # start the database before any timing
+    store_for(base)  # start the database before any timing
     documents = build_corpus(
-        args.chunks, embedder.tokenizer, chunk_tokens=base.chunk_tokens,
+        spec["chunks"], embedder.tokenizer, chunk_tokens=base.chunk_tokens,
         chunk_overlap=base.chunk_overlap,
     )  # fmt: skip
-    log(f"corpus: {len(documents)} documents, target ~{args.chunks} chunks")
+
+    def emit(line: str) -> None:
+        print(f"event {line}", flush=True)
+
+    for overrides in spec["passes"]:
+        emit("start")
+        row = timed_ingest(documents, base.with_overrides(**overrides), emit)
+        print("result " + json.dumps(row), flush=True)
+    return 0
+
+
+def run_worker(
+    spec: dict[str, Any], stub: StubServer, stall_s: float
+) -> list[dict[str, Any] | None]:
+    """Run ``spec`` in a child process; a pass that shows no progress for ``stall_s`` is hung.
+
+    Returns one row per pass (None for a pass that hung or failed); the stub's request count
+    and peak concurrency are added to each row (``reset_peak`` at each pass start).
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.ingest_throughput", "--worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(json.dumps(spec))
+    child.stdin.close()
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump(stream: IO[str]) -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, args=(child.stdout,), daemon=True).start()
+    rows: list[dict[str, Any] | None] = []
+    requests_at_start = 0
+    started = False
+    try:
+        while True:
+            try:
+                line = lines.get(timeout=stall_s if started else max(stall_s, 300.0))
+            except queue.Empty:
+                log(f"no progress for {stall_s:.0f} s: the run is hung; stopping the worker")
+                break
+            if line is None:
+                break
+            if line.startswith("event start"):
+                started = True
+                stub.reset_peak()
+                requests_at_start = stub.stats()["requests"]
+            elif line.startswith("result "):
+                row = json.loads(line[len("result ") :])
+                served = stub.stats()
+                row["stub_requests"] = served["requests"] - requests_at_start
+                row["stub_peak_in_flight"] = served["peak_in_flight"]
+                rows.append(row)
+                started = False
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+    return rows + [None] * (len(spec["passes"]) - len(rows))
+
+
+def hung_row(concurrency: int, stall_s: float, collection: str) -> dict[str, Any]:
+    return {
+        "concurrency": concurrency,
+        "collection": collection,
+        "hung": True,
+        "note": f"no progress for {stall_s:.0f} s; worker stopped",
+    }
+
+
+def speedup(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    done = [r for r in rows if not r.get("hung")]
+    if len(done) < 2:
+        return None
+    lowest = min(done, key=lambda r: r["concurrency"])
+    highest = max(done, key=lambda r: r["concurrency"])
+    # the lowest run's LLM seconds, one after another, plus its time outside the LLM phase
+    serial = lowest["llm_seconds"] + lowest["wall_s"] - (lowest["llm_phase_s"] or 0.0)
+    return {
+        "from": lowest["concurrency"],
+        "to": highest["concurrency"],
+        "wall": lowest["wall_s"] / highest["wall_s"],
+        "serial_estimate_s": serial,
+        "wall_vs_serial_estimate": serial / highest["wall_s"],
+        "llm_phase": (
+            lowest["llm_phase_s"] / highest["llm_phase_s"]
+            if lowest["llm_phase_s"] and highest["llm_phase_s"]
+            else None
+        ),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    base = Context()
+    store = store_for(base)
     tag = uuid.uuid4().hex[:8]
     created: list[str] = []
     results: dict[str, Any] = {
@@ -168,90 +298,96 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "stub": STUB_NOTICE,
             "stub_latency_s": list(args.latency),
             "seed": args.seed,
-            "documents": len(documents),
             "target_chunks": args.chunks,
-            "embedder": embedder.name,
+            "embedder": base.embedding_model,
             "chunk_tokens": base.chunk_tokens,
             "chunk_overlap": base.chunk_overlap,
             "continuity_mode": "llm",
             "structured_output": "json_schema",
             "cpu_count": os.cpu_count(),
             "load_average_at_start": list(os.getloadavg()),
+            "stall_timeout_s": args.stall_timeout,
         },
         "concurrency": [],
     }
+    series = [("as_is", False)] + ([("waiter_fix", True)] if args.waiter_fix else [])
     try:
         with running_stub(latency=tuple(args.latency), seed=args.seed) as stub:
             common = {
+                "database_url": base.database_url,
+                "data_dir": base.data_dir,
                 "chat_provider": "openai",
                 "openai_base_url": stub.base_url + "/v1",
                 "structured_output": "json_schema",
                 "continuity_mode": "llm",
             }
-            for concurrency in args.concurrency:
-                collection = f"bench_tp_{tag}_c{concurrency}"
-                created.append(collection)
-                ctx = base.with_overrides(
-                    **common,
-                    chat_model="stub",
-                    use_cache=False,
-                    max_concurrency=concurrency,
-                    collection=collection,
-                )
-                log(f"concurrency {concurrency}: ingesting into {collection}")
-                row = ingest_once(documents, ctx, stub)
-                log(
-                    f"concurrency {concurrency}: {row['wall_s']:.1f} s, "
-                    f"{row['llm_calls']} LLM calls, peak in flight {row['stub_peak_in_flight']}"
-                )
-                results["concurrency"].append(row)
-                if not args.keep:
-                    store.drop_collection(collection)
-            rows = results["concurrency"]
-            lowest = min(rows, key=lambda r: r["concurrency"])
-            highest = max(rows, key=lambda r: r["concurrency"])
-            results["speedup"] = {
-                "from": lowest["concurrency"],
-                "to": highest["concurrency"],
-                "wall": lowest["wall_s"] / highest["wall_s"],
-                "llm_phase": (
-                    lowest["llm_phase_s"] / highest["llm_phase_s"]
-                    if lowest["llm_phase_s"] and highest["llm_phase_s"]
-                    else None
-                ),
-            }
+            for name, fix in series:
+                rows: list[dict[str, Any]] = []
+                for concurrency in args.concurrency:
+                    collection = f"bench_tp_{tag}_{'f' if fix else 'c'}{concurrency}"
+                    created.append(collection)
+                    log(f"{name}, max_concurrency {concurrency}: ingesting into {collection}")
+                    spec = {
+                        "context": {**common, "chat_model": "stub"},
+                        "chunks": args.chunks,
+                        "waiter_fix": fix,
+                        "passes": [
+                            {
+                                "use_cache": False,
+                                "max_concurrency": concurrency,
+                                "collection": collection,
+                            }
+                        ],
+                    }
+                    row = run_worker(spec, stub, args.stall_timeout)[0]
+                    row = row or hung_row(concurrency, args.stall_timeout, collection)
+                    row["series"] = name
+                    rows.append(row)
+                    if row.get("hung"):
+                        log(f"max_concurrency {concurrency}: HUNG")
+                    else:
+                        log(
+                            f"max_concurrency {concurrency}: {row['wall_s']:.1f} s, "
+                            f"{row['llm_calls']} LLM calls, "
+                            f"peak in flight {row['stub_peak_in_flight']}"
+                        )
+                    if not args.keep:
+                        store.drop_collection(collection)
+                results["concurrency"].extend(rows)
+                results.setdefault("speedup", {})[name] = speedup(rows)
 
             # re-ingest: cold cache, then unchanged documents, then a warm cache elsewhere
             concurrency = max(args.concurrency)
-            model_name = f"stub-reingest-{tag}"  # its own cache identity: starts cold
-            collection = f"bench_tp_{tag}_re"
-            created.append(collection)
-            ctx = base.with_overrides(
-                **common,
-                chat_model=model_name,
-                use_cache=True,
-                max_concurrency=concurrency,
-                collection=collection,
-            )
-            log(f"re-ingest: first pass into {collection} (cache on, cold)")
-            first = ingest_once(documents, ctx, stub)
-            log("re-ingest: second pass, same collection")
-            second = ingest_once(documents, ctx, stub)
+            first_collection = f"bench_tp_{tag}_re"
             warm_collection = f"bench_tp_{tag}_warm"
-            created.append(warm_collection)
-            log(f"re-ingest: third pass into {warm_collection} (cache warm)")
-            third = ingest_once(documents, ctx.with_overrides(collection=warm_collection), stub)
-            results["reingest"] = {
-                "concurrency": concurrency,
-                "first": first,
-                "second": second,
-                "warm_cache_new_collection": third,
-                "ratio_second_first": {
-                    "wall": second["wall_s"] / first["wall_s"],
-                    "llm_calls": _ratio(second["llm_calls"], first["llm_calls"]),
-                    "embedded": _ratio(second["embedded"], first["embedded"]),
-                },
+            created += [first_collection, warm_collection]
+            passes = [
+                {"use_cache": True, "max_concurrency": concurrency, "collection": c}
+                for c in (first_collection, first_collection, warm_collection)
+            ]
+            log("re-ingest: cold cache; the same corpus again; a new collection, warm cache")
+            spec = {
+                # a chat model name of its own: its own cache identity, so the cache starts cold
+                "context": {**common, "chat_model": f"stub-reingest-{tag}"},
+                "chunks": args.chunks,
+                "waiter_fix": False,
+                "passes": passes,
             }
+            first, second, third = run_worker(spec, stub, args.stall_timeout)
+            if first is not None and second is not None:
+                results["reingest"] = {
+                    "concurrency": concurrency,
+                    "first": first,
+                    "second": second,
+                    "warm_cache_new_collection": third,
+                    "ratio_second_first": {
+                        "wall": second["wall_s"] / first["wall_s"],
+                        "llm_calls": _ratio(second["llm_calls"], first["llm_calls"]),
+                        "embedded": _ratio(second["embedded"], first["embedded"]),
+                    },
+                }
+            else:
+                results["reingest"] = {"concurrency": concurrency, "hung": True}
     finally:
         if not args.keep:
             for collection in created:
@@ -274,39 +410,56 @@ def _f(value: Any, digits: int = 1) -> str:
 
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
+    documents = next((r["documents"] for r in results["concurrency"] if "documents" in r), "?")
     lines = [
         "# Ingest throughput (stub LLM)",
         "",
         f"> {s['stub']}: {s['stub_latency_s'][0]}-{s['stub_latency_s'][1]} s per call "
-        f"(seed {s['seed']}). {s['documents']} documents, continuity_mode=llm, "
+        f"(seed {s['seed']}). {documents} documents, continuity_mode=llm, "
         f"embedder {s['embedder']} on {s['cpu_count']} CPU cores "
         f"(load average at start {s['load_average_at_start'][0]:.1f}), {s['date']}.",
         "",
         "## Concurrency (use_cache=False)",
         "",
-        "| max_concurrency | chunks | wall s | chunks/s | LLM calls | LLM phase s "
+        "| series | max_concurrency | chunks | wall s | chunks/s | LLM calls | LLM phase s "
         "| LLM s (sum) | effective parallelism | peak in flight | embed s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results["concurrency"]:
+        if r.get("hung"):
+            lines.append(
+                f"| {r['series']} | {r['concurrency']} | - | HUNG | - | - | - | - | - | - | - |"
+            )
+            continue
         lines.append(
-            f"| {r['concurrency']} | {r['chunks']} | {_f(r['wall_s'])} | "
+            f"| {r['series']} | {r['concurrency']} | {r['chunks']} | {_f(r['wall_s'])} | "
             f"{_f(r['chunks_per_s'], 2)} | {r['llm_calls']} | {_f(r['llm_phase_s'])} | "
             f"{_f(r['llm_seconds'])} | {_f(r['effective_parallelism'])} | "
             f"{r['stub_peak_in_flight']} | {_f(r['embed_seconds'])} |"
         )
-    sp = results["speedup"]
+    lines.append("")
+    for name, sp in results.get("speedup", {}).items():
+        if sp is None:
+            lines.append(f"Speed-up ({name}): fewer than two runs finished.")
+        else:
+            lines.append(
+                f"Speed-up ({name}) {sp['to']} vs {sp['from']}: wall {_f(sp['wall'])}x, "
+                f"LLM phase {_f(sp['llm_phase'])}x; {sp['to']} vs one call at a time "
+                f"(estimated {_f(sp.get('serial_estimate_s'))} s: the LLM seconds of the "
+                f"{sp['from']} run back to back, plus its time outside the LLM phase): "
+                f"{_f(sp.get('wall_vs_serial_estimate'))}x."
+            )
     lines += [
         "",
-        f"Speed-up {sp['to']} vs {sp['from']}: wall {_f(sp['wall'])}x, "
-        f"LLM phase {_f(sp['llm_phase'])}x.",
-        "",
-        "LLM phase: from the 'loaded' event to the last chunk decision. Effective "
-        "parallelism: summed LLM call seconds / LLM phase. Peak in flight: most concurrent "
-        "requests the stub saw.",
+        "as_is: chop.api.ingest unchanged. waiter_fix: the same with LangGraph's "
+        "max_concurrency set to Context.max_concurrency + 1 (one thread for LangGraph's "
+        "stream waiter). HUNG: no progress for "
+        f"{s['stall_timeout_s']:.0f} s. LLM phase: from the 'loaded' event to the last chunk "
+        "decision. Effective parallelism: summed LLM call seconds / LLM phase. Peak in flight: "
+        "most concurrent requests the stub saw.",
     ]
     re = results.get("reingest")
-    if re:
+    if re and not re.get("hung"):
         lines += [
             "",
             f"## Re-ingest (use_cache=True, max_concurrency {re['concurrency']})",
@@ -320,6 +473,9 @@ def markdown(results: dict[str, Any]) -> str:
             ("third (warm cache, new collection)", "warm_cache_new_collection"),
         ):
             r = re[key]
+            if r is None:
+                lines.append(f"| {label} | HUNG | - | - | - | - | - | - |")
+                continue
             lines.append(
                 f"| {label} | {_f(r['wall_s'], 2)} | {r['llm_calls']} | {r['cache_hits']} | "
                 f"{r['embedded']} | {r['embeddings_reused']} | {r['added']} | "
@@ -331,6 +487,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"Second / first: wall {_f(ratio['wall'], 3)}, LLM calls "
             f"{_f(ratio['llm_calls'], 3)}, embedded {_f(ratio['embedded'], 3)}.",
         ]
+    elif re:
+        lines += ["", "## Re-ingest", "", "HUNG (no progress); no numbers."]
     return "\n".join(lines) + "\n"
 
 
@@ -371,11 +529,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="stub latency seed")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for the .json and .md")
     p.add_argument("--keep", action="store_true", help="keep the bench collections")
+    p.add_argument(
+        "--waiter-fix",
+        action="store_true",
+        help="also measure every concurrency with LangGraph's max_concurrency = "
+        "Context.max_concurrency + 1 (the proposed fix; patched in the worker process only)",
+    )
+    p.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=60.0,
+        help="seconds without progress after which a run counts as hung (default 60)",
+    )
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.worker:
+        return worker(json.loads(sys.stdin.read()))
     results = run(args)
     table = write_outputs(results, Path(args.out))
     print(table)

@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import random
+import signal
 import sys
 import threading
 import time
@@ -487,12 +488,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Ctrl-C stops",
         flush=True,
     )
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
     server.start()
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        while not stop.wait(3600):
+            pass
     finally:
         server.stop()
     return 0

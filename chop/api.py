@@ -24,7 +24,9 @@ Event = dict[str, Any]
 
 
 def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
-    config: RunnableConfig = {"max_concurrency": ctx.max_concurrency, "recursion_limit": 50}
+    # LangGraph's own stream waiter takes one worker thread when streaming with subgraphs, so
+    # the pool gets one more; LLM calls in flight are bounded in chop.llm by max_concurrency.
+    config: RunnableConfig = {"max_concurrency": ctx.max_concurrency + 1, "recursion_limit": 50}
     if thread_id:
         config["configurable"] = {"thread_id": thread_id}
     return config

@@ -34,6 +34,8 @@ SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 MAX_ATTEMPTS = 3
 _in_process_lock = threading.Lock()
+_slots_lock = threading.Lock()
+_semaphores: dict[int, threading.BoundedSemaphore] = {}
 _fence = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
@@ -138,8 +140,9 @@ def structured_call(
                 began = time.perf_counter()
                 reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
         else:
-            began = time.perf_counter()
-            reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
+            with _slots(ctx.max_concurrency):
+                began = time.perf_counter()
+                reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
@@ -160,6 +163,12 @@ def structured_call(
     if store is not None:
         _cache_put(store, key, chat_model_identity(ctx), value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
+
+
+def _slots(limit: int) -> threading.BoundedSemaphore:
+    """At most ``limit`` remote LLM calls in flight in this process (Context.max_concurrency)."""
+    with _slots_lock:
+        return _semaphores.setdefault(max(1, limit), threading.BoundedSemaphore(max(1, limit)))
 
 
 def _cache_get(store: Store, key: str) -> Any | None:

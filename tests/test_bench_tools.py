@@ -1,0 +1,170 @@
+"""The benchmark tools: the stub LLM server, its faults, the throughput corpus, one real ingest."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from bench.ingest_throughput import build_corpus
+from bench.stub_llm import StubServer, make_instance, running_stub, serve_stub
+from chop.api import ingest
+from chop.cnm import CNMOutput, ContinuityOutput, DocumentProfileOutput
+from chop.config import Context
+from chop.llm import _json_schema
+from chop.sample_corpus import write_sample_corpus
+from chop.store import Store
+
+
+def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict, Any]:
+    """(status, headers, parsed JSON body) of a chat-completions request."""
+    request = urllib.request.Request(
+        f"{base_url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read())
+
+
+def chat(schema: type[BaseModel], prompt: str, *, llama_style: bool = False) -> dict[str, Any]:
+    """A request like chop.llm sends it (json_schema), or llama.cpp's json_object + schema."""
+    if llama_style:
+        response_format = {"type": "json_object", "schema": _json_schema(schema)}
+    else:
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": "t", "schema": _json_schema(schema), "strict": False},
+        }
+    return {
+        "model": "stub",
+        "messages": [{"role": "user", "content": prompt}],
+        "response_format": response_format,
+    }
+
+
+def content(reply: Any) -> str:
+    return str(reply["choices"][0]["message"]["content"])
+
+
+@pytest.mark.parametrize("schema", [CNMOutput, ContinuityOutput, DocumentProfileOutput])
+@pytest.mark.parametrize("llama_style", [False, True])
+def test_stub_replies_validate_against_chop_schemas(
+    schema: type[BaseModel], llama_style: bool
+) -> None:
+    with serve_stub(latency=(0.0, 0.0)) as base_url:
+        for n in range(6):
+            status, _, reply = post(base_url, chat(schema, f"prompt {n}", llama_style=llama_style))
+            assert status == 200
+            assert reply["object"] == "chat.completion"
+            schema.model_validate_json(content(reply))
+
+
+def test_stub_booleans_follow_the_prompt_and_nullable_is_null() -> None:
+    with serve_stub(latency=(0.0, 0.0)) as base_url:
+        answers = {
+            json.loads(content(post(base_url, chat(ContinuityOutput, f"pair {n}"))[2]))[
+                "same_topic"
+            ]
+            for n in range(16)
+        }
+        again = [post(base_url, chat(ContinuityOutput, "pair 3"))[2] for _ in range(2)]
+        cnm = CNMOutput.model_validate_json(content(post(base_url, chat(CNMOutput, "x"))[2]))
+    assert answers == {True, False}
+    assert content(again[0]) == content(again[1])  # the same prompt, the same reply
+    assert cnm.model is None and len(cnm.nouns) == 1
+
+
+def test_make_instance_follows_the_schema() -> None:
+    schema = {
+        "$defs": {"Part": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        "type": "object",
+        "properties": {
+            "word": {"type": "string", "maxLength": 3},
+            "long": {"type": "string", "minLength": 12},
+            "pair": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+            "kind": {"enum": ["a", "b"]},
+            "part": {"$ref": "#/$defs/Part"},
+            "maybe": {"type": ["string", "null"]},
+            "optional": {"type": "string"},
+        },
+        "required": ["word", "long", "pair", "kind", "part", "maybe"],
+    }
+    value = make_instance(schema, seed=7)
+    assert set(value) == {"word", "long", "pair", "kind", "part", "maybe"}
+    assert len(value["word"]) <= 3 and len(value["long"]) >= 12
+    assert len(value["pair"]) == 2 and value["kind"] in ("a", "b")
+    assert value["part"] == {"n": 0} and value["maybe"] is None
+
+
+def test_faults_are_served_in_order_then_ok() -> None:
+    faults = ["429", "500", "invalid_json", "missing_field", "ok"]
+    with running_stub(latency=(0.0, 0.0), faults=faults, retry_after=0.25) as stub:
+        replies = [post(stub.base_url, chat(CNMOutput, "p")) for _ in range(6)]
+        assert stub.served == [*faults, "ok"]
+        assert stub.stats()["faults_left"] == []
+    statuses = [status for status, _, _ in replies]
+    assert statuses == [429, 500, 200, 200, 200, 200]
+    assert replies[0][1]["Retry-After"] == "1" and replies[0][1]["retry-after-ms"] == "250"
+    assert replies[1][2]["error"]["type"] == "server_error"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(content(replies[2][2]))
+    missing = json.loads(content(replies[3][2]))
+    assert "category" not in missing and "nouns" in missing  # the first required field
+    CNMOutput.model_validate_json(content(replies[4][2]))
+
+
+def test_timeout_fault_outlasts_the_client_and_the_next_request_is_served() -> None:
+    with running_stub(latency=(0.0, 0.0), faults=["timeout"], timeout_sleep=2.0) as stub:
+        with pytest.raises(TimeoutError):
+            post(stub.base_url, chat(ContinuityOutput, "p"), timeout=0.3)
+        status, _, reply = post(stub.base_url, chat(ContinuityOutput, "p"))
+        assert status == 200 and stub.served == ["timeout", "ok"]
+        ContinuityOutput.model_validate_json(content(reply))
+
+
+def test_unknown_fault_and_models_endpoint() -> None:
+    with pytest.raises(ValueError, match="unknown fault"):
+        StubServer(faults=["teapot"])
+    with (
+        serve_stub(latency=(0.0, 0.0)) as base_url,
+        urllib.request.urlopen(f"{base_url}/v1/models", timeout=5) as response,
+    ):
+        assert json.loads(response.read())["data"][0]["id"] == "stub"
+
+
+def test_throughput_corpus_has_distinct_documents(embedder: Any) -> None:
+    documents = build_corpus(40, embedder.tokenizer)
+    ids = [d["doc_id"] for d in documents]
+    assert len(documents) >= 3
+    assert len(set(ids)) == len(ids)
+    assert len({d["title"] for d in documents}) == len(documents)
+    assert len({d["text"] for d in documents}) == len(documents)
+    assert all(d["spans"] for d in documents)  # loaded by the Markdown loader: headings
+
+
+def test_ingest_against_the_stub_end_to_end(context: Context, store: Store, tmp_path: Any) -> None:
+    paths = write_sample_corpus(tmp_path / "corpus")
+    with running_stub(latency=(0.0, 0.01)) as stub:
+        ctx = context.with_overrides(
+            chat_provider="openai",
+            openai_base_url=f"{stub.base_url}/v1",
+            chat_model="stub",
+            structured_output="json_schema",
+            continuity_mode="llm",
+        )
+        report = ingest(paths, context=ctx)
+        requests = stub.stats()["requests"]
+    stats = report["stats"]
+    assert report["added"] == len(paths) and not report["problems"]
+    assert stats["llm_calls"] > 0 and stats["llm_calls"] == requests
+    chunks = store.chunks(ctx.collection)
+    assert len(chunks) == report["chunks_stored"] == stats["chunks"]
+    assert {c["continuity"] for c in chunks} >= {"first", "llm"}
