@@ -57,10 +57,29 @@ def clean_field(value: str | None) -> str | None:
     return text[:FIELD_CHARS].strip()
 
 
+GENERIC_CATEGORIES = {
+    "technical document", "document", "manual", "user manual", "guide", "product manual",
+    "user guide", "technical", "documentation", "text",
+}  # fmt: skip
+NOUN_WORDS = 5
+
+
+def clean_category(value: str | None) -> str | None:
+    """A category that names a product family; "document" or "manual" says nothing."""
+    category = clean_field(value)
+    return None if category is None or category.lower() in GENERIC_CATEGORIES else category
+
+
+def clean_noun(value: str | None) -> str | None:
+    """A short noun phrase: a long run-on sentence is cut to its first words."""
+    noun = clean_field(value)
+    return " ".join(noun.split()[:NOUN_WORDS]) if noun else None
+
+
 def make_cnm(category: str | None, nouns: list[str] | None, model: str | None) -> CNM:
-    cleaned = [n for n in (clean_field(x) for x in (nouns or [])) if n]
+    cleaned = [n for n in (clean_noun(x) for x in (nouns or [])) if n]
     unique = list(dict.fromkeys(cleaned))[:2]
-    return CNM(category=clean_field(category), nouns=unique, model=clean_field(model))
+    return CNM(category=clean_category(category), nouns=unique, model=clean_field(model))
 
 
 def cnm_from_output(output: CNMOutput) -> CNM:

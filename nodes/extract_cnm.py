@@ -29,8 +29,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     messages = prompts.render(
         "extract_cnm",
         title=chunk["doc_title"],
-        doc_category=profile["category"] or "unknown",
-        doc_model=profile["model"] or "unknown",
+        doc_category=profile["category"] or "technical",
         text=chunk["text"],
     )
     result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
@@ -63,9 +62,11 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         cnm["model"], profile["model"] or ""
     ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
         cnm["model"] = profile["model"]
-    if not cnm["category"]:
-        cnm["category"] = profile["category"]
-    cnm = drop_product_nouns(cnm, cnm["model"], profile["model"], chunk["doc_title"])
+    # The category is stable across a document: the profile's wins when there is one.
+    cnm["category"] = profile["category"] or cnm["category"]
+    cnm = drop_product_nouns(
+        cnm, cnm["model"], profile["model"], profile["category"], chunk["doc_title"]
+    )
     label = ChunkLabel(
         doc_id=chunk["doc_id"],
         index=chunk["index"],

@@ -23,6 +23,16 @@ from chop.llm import structured_call
 from chop.state import Chunk, ChunkDecision
 from chop.store import store_for
 
+CONTEXT_CHARS = 600  # the boundary decides; whole chunks would double the prompt
+
+
+def tail(text: str, chars: int) -> str:
+    """The last ``chars`` characters, starting at a word."""
+    if len(text) <= chars:
+        return text
+    cut = text[-chars:]
+    return cut[cut.find(" ") + 1 :] if " " in cut else cut
+
 
 def rule_decision(chunk: Chunk, previous: Chunk | None, ctx: Context) -> tuple[bool, str] | None:
     """(same_topic, reason) when a cheap signal settles the pair, else None."""
@@ -63,7 +73,10 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         }
     assert previous is not None
     messages = prompts.render(
-        "continuity", title=chunk["doc_title"], previous=previous["text"], current=chunk["text"]
+        "continuity",
+        title=chunk["doc_title"],
+        previous=tail(previous["text"], CONTEXT_CHARS),
+        current=chunk["text"][:CONTEXT_CHARS],
     )
     result = structured_call(ctx, store_for(ctx), "continuity", messages, ContinuityOutput)
     stats = {

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypedDict
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import DocumentProfileOutput, clean_field, model_from_title
+from chop.cnm import DocumentProfileOutput, clean_category, clean_field, model_from_title
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
@@ -47,7 +47,7 @@ def profile_document(task: ProfileTask, runtime: Runtime[Context]) -> dict[str, 
         if model is None and (model := model_from_title(task["title"])):
             source = "title"
         profile = DocumentProfile(
-            category=clean_field(result.value.category), model=model, source=source
+            category=clean_category(result.value.category), model=model, source=source
         )
     runtime.stream_writer({"event": "profiled", "doc_id": task["doc_id"], **profile})
     return {

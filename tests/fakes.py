@@ -18,11 +18,11 @@ Responder = Callable[[str, str], str]  # (task, user prompt) -> reply text
 
 def task_of(messages: list[BaseMessage]) -> str:
     system = str(messages[0].content)
-    if "consecutive passages" in system:
+    if "segment technical documents" in system:
         return "continuity"
     if "label passages" in system:
         return "cnm"
-    if "identify what a technical document" in system:
+    if "title and opening text" in system:
         return "profile"
     if "answer questions" in system:
         return "answer"

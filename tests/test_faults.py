@@ -21,8 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def remote(context: Context, base_url: str, **overrides: object) -> Context:
-    return context.with_overrides(chat_provider="openai", openai_base_url=f"{base_url}/v1",
-                                  chat_model="stub", llm_timeout_s=1.0, **overrides)  # fmt: skip
+    return context.with_overrides(
+        chat_provider="openai",
+        openai_base_url=f"{base_url}/v1",
+        chat_model="stub",
+        llm_timeout_s=1.0,
+        **overrides,
+    )
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "timeout", "invalid_json", "missing_field"])
@@ -39,8 +44,9 @@ def test_each_kind_of_bad_reply_is_retried_until_a_good_one(
 def test_a_reply_that_stays_bad_falls_back_and_says_why(context: Context, store: Store) -> None:
     with running_stub(latency=(0, 0), faults=["invalid_json"] * 20) as stub:
         ctx = remote(context, stub.base_url)
-        result = structured_call(ctx, store, "continuity", chat_messages("judge", "a, b"),
-                                 ContinuityOutput)  # fmt: skip
+        result = structured_call(
+            ctx, store, "continuity", chat_messages("judge", "a, b"), ContinuityOutput
+        )
     assert result.value is None and result.attempts == 3
     assert result.error and "InvalidOutput" in result.error
 
@@ -56,14 +62,32 @@ def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
     (folder / "truncated.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
     missing = tmp_path / "does-not-exist.md"
     with running_stub(latency=(0, 0)) as stub:
-        env = {**os.environ, "CHOP_DATA_DIR": context.data_dir, "CHOP_COLLECTION": context.collection,
-               "CHOP_CHAT_PROVIDER": "openai", "CHOP_OPENAI_BASE_URL": f"{stub.base_url}/v1",
-               "CHOP_CHAT_MODEL": "stub", "HF_HUB_OFFLINE": "1"}  # fmt: skip
+        env = {
+            **os.environ,
+            "CHOP_DATA_DIR": context.data_dir,
+            "CHOP_COLLECTION": context.collection,
+            "CHOP_CHAT_PROVIDER": "openai",
+            "CHOP_OPENAI_BASE_URL": f"{stub.base_url}/v1",
+            "CHOP_CHAT_MODEL": "stub",
+            "HF_HUB_OFFLINE": "1",
+        }
         done = subprocess.run(
-            [sys.executable, "-m", "chop.cli", "ingest", str(folder), str(missing), "--json",
-             "--quiet"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "chop.cli",
+                "ingest",
+                str(folder),
+                str(missing),
+                "--json",
+                "--quiet",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     reasons = {Path(p["source"]).name: p["reason"] for p in report["problems"]}
@@ -71,4 +95,7 @@ def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
     assert reasons[missing.name] == "no such file or directory"
     assert report["added"] == 3
     assert {r["doc_title"] for r in store.chunks(context.collection)} == {
-        "Coolwave 225B User Manual", "Coolwave 330C User Manual", "Coolwave 410X User Manual"}  # fmt: skip
+        "Coolwave 225B User Manual",
+        "Coolwave 330C User Manual",
+        "Coolwave 410X User Manual",
+    }
