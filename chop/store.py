@@ -149,6 +149,7 @@ class Store:
             open=True,
         )
         self._ready: set[tuple[str, int]] = set()
+        self._existing: set[str] = set()
 
     def close(self) -> None:
         self.pool.close()
@@ -252,7 +253,13 @@ class Store:
         return int(row[0]) if row else None
 
     def collection_exists(self, collection: str) -> bool:
-        return self.collection_dimension(collection) is not None
+        """Whether the tables exist; a yes is remembered (searches ask on every query)."""
+        if collection in self._existing:
+            return True
+        exists = self.collection_dimension(collection) is not None
+        if exists:
+            self._existing.add(collection)
+        return exists
 
     def drop_collection(self, collection: str) -> None:
         chunks, documents = _tables(collection)
@@ -260,6 +267,7 @@ class Store:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(chunks))
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(documents))
         self._ready = {r for r in self._ready if r[0] != collection}
+        self._existing.discard(collection)
 
     # ------------------------------------------------------------- documents
     def documents(self, collection: str) -> dict[str, DocumentRecord]:
@@ -482,11 +490,17 @@ class Store:
             boost_sql=boost_sql,
             rrf=sql.Literal(RRF_K),
         )
-        with self.transaction() as conn:
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
-            if conditions:
-                conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = conn.execute(statement, params).fetchall()
+        try:
+            with self.transaction() as conn:
+                conn.execute(
+                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search))
+                )
+                if conditions:
+                    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                rows = conn.execute(statement, params).fetchall()
+        except psycopg.errors.UndefinedTable:  # dropped by another process since we looked
+            self._existing.discard(collection)
+            return []
         return [_hit(row) for row in rows]
 
     # ------------------------------------------------------------- LLM cache
