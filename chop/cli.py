@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")  # the embedded server's notice
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

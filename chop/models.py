@@ -88,6 +88,7 @@ class SentenceTransformerEmbedder:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.set_verbosity_error()  # chunking tokenizes whole documents
+        transformers_logging.disable_progress_bar()
 
         self.name = name
         self._model = SentenceTransformer(str(model_dir), device="cpu")
@@ -191,7 +192,7 @@ def _local_chat_model(gguf: str, threads: int) -> BaseChatModel:
         n_threads=threads,
         n_batch=512,
         temperature=0.0,
-        max_tokens=256,
+        max_tokens=384,
         seed=0,
         verbose=False,
     )

@@ -7,10 +7,10 @@ from a twin product's manual is the failure CHOP exists to prevent).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field
 
 import prompts
 from chop.config import Context
@@ -19,10 +19,13 @@ from chop.state import AnswerState, Source
 from chop.store import store_for
 
 SOURCE_CHARS = 1200
+ANSWER_CHARS = 2000
 
 
 class AnswerOutput(BaseModel):
-    answer: Annotated[str, StringConstraints(max_length=1200)]
+    # No maxLength on the answer: llama.cpp compiles it into a grammar rule per character and
+    # fails (segfaults) on long limits; the length is bounded by the model's max_tokens instead.
+    answer: str
     answerable: bool
     citations: list[int] = Field(max_length=8)
 
@@ -74,10 +77,15 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             "citations": [],
             "stats": stats,
         }
-    numbers = {s["number"] for s in sources}
+    # Only sources of the asked model may back the answer (twins' chunks look alike).
+    numbers = {
+        s["number"]
+        for s in sources
+        if not asked_model or (s["model"] or "").lower() == asked_model.lower()
+    }
     citations = [n for n in dict.fromkeys(result.value.citations) if n in numbers]
     return {
-        "answer": result.value.answer.strip(),
+        "answer": result.value.answer.strip()[:ANSWER_CHARS],
         "answerable": result.value.answerable,
         "citations": citations,
         "stats": stats,
