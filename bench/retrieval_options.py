@@ -12,7 +12,8 @@ node (query CNM off / boost / filter; vector or hybrid search) it asks three que
 
 Ties are counted against the gold device (pessimistic), since a user gets one of two identical
 chunks with no say in which. Requires the collections bench_<subset>_chop and
-bench_<subset>_naive (run bench.emanual first); writes bench/results/options/<subset>.{json,md}.
+bench_<subset>_naive and bench_<subset>_naive_title (run bench.emanual first); writes
+bench/results/options/<subset>.{json,md}.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def evaluate(
                 n_rel.append(relevant_count(store, collection, case, memo))
             seconds = time.perf_counter() - started
             row = {
-                "questions": name, "index": collection.rsplit("_", 1)[-1], "query_cnm": query_cnm,
+                "questions": name, "index": collection.split("_", 2)[-1], "query_cnm": query_cnm,
                 "search": search, "n": len(items),
                 "hit@1": mean([hit_at_k(f, 1) for f in flags]),
                 "hit@10": mean([hit_at_k(f, 10) for f in flags]),
@@ -161,7 +162,9 @@ def markdown(subset: str, rows: list[dict[str, Any]]) -> str:
         f"# Retrieval options — subset `{subset}`",
         "",
         "Ties between identical chunks count against the gold device. `index`: chop = the CHOP "
-        "index (gate mode), naive = plain 200/40 token windows. Questions: dev = "
+        "index (gate mode), naive = plain 200/40 token windows, naive_title = the same windows "
+        "embedded as `<device> | chunk` (no CNM columns: boost/filter change nothing). "
+        "Questions: dev = "
         "`[device] q`, natural = `I have a <device>. q`, twin = S10 questions asked about the "
         "Galaxy S9 (gold in the S9 manual).",
         "",
@@ -194,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for subset in args.subset or ["pair", "tv"]:
         sets = cases(subset, args.data)
         rows: list[dict[str, Any]] = []
-        for method in ("chop", "naive"):
+        for method in ("chop", "naive", "naive_title"):
             collection = collection_name(subset, method)
             if not store.collection_exists(collection):
                 print(f"error: {collection} is missing; run bench.emanual --subset {subset} "

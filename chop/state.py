@@ -140,6 +140,7 @@ class AnswerState(TypedDict, total=False):
     question: str
     question_model: str | None
     question_category: str | None
+    question_documents: list[str]
     retrieval_note: str
     sources: list[Source]
     answer: str

@@ -420,6 +420,7 @@ class Store:
         *,
         where: SearchFilter | None = None,
         boost_model: str | None = None,
+        boost_doc_ids: Sequence[str] = (),
         boost: float = 0.1,
         query_text: str | None = None,
         ef_search: int = 100,
@@ -441,6 +442,7 @@ class Store:
             k=k,
             n=pool_size,
             boost_model=boost_model or "",
+            boost_docs=list(boost_doc_ids),
             boost=boost,
             text=query_text or "",
         )
@@ -450,8 +452,8 @@ class Store:
             "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
         )
         boost_sql = sql.SQL(
-            "CASE WHEN %(boost_model)s <> '' AND lower(c.model) = lower(%(boost_model)s) "
-            "THEN %(boost)s ELSE 0 END"
+            "CASE WHEN (%(boost_model)s <> '' AND lower(c.model) = lower(%(boost_model)s)) "
+            "OR c.doc_id = ANY(%(boost_docs)s) THEN %(boost)s ELSE 0 END"
         )
         if query_text:
             query = sql.SQL(

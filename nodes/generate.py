@@ -46,13 +46,20 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     sources = state.get("sources", [])
     asked_model = state.get("question_model")
+    asked_documents = set(state.get("question_documents", []))
+
+    def about_asked(source: Source) -> bool:
+        if asked_documents:
+            return source["doc_id"] in asked_documents
+        return not asked_model or (source["model"] or "").lower() == asked_model.lower()
+
     if not sources:
         return {
             "answer": "The collection has no passages for this question.",
             "answerable": False,
             "citations": [],
         }
-    if asked_model and not any((s["model"] or "").lower() == asked_model.lower() for s in sources):
+    if asked_model and not any(about_asked(s) for s in sources):
         about = ", ".join(_models(sources)[:3])
         return {
             "answer": f"The documents do not cover {asked_model}. The closest passages are "
@@ -78,11 +85,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             "stats": stats,
         }
     # Only sources of the asked model may back the answer (twins' chunks look alike).
-    numbers = {
-        s["number"]
-        for s in sources
-        if not asked_model or (s["model"] or "").lower() == asked_model.lower()
-    }
+    numbers = {s["number"] for s in sources if about_asked(s)}
     citations = [n for n in dict.fromkeys(result.value.citations) if n in numbers]
     return {
         "answer": result.value.answer.strip()[:ANSWER_CHARS],

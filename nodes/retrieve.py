@@ -46,6 +46,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "sources": [to_source(i + 1, hit) for i, hit in enumerate(found.hits)],
         "question_model": found.question.model or found.question.unknown_model,
         "question_category": found.question.category,
+        "question_documents": found.documents,
         "retrieval_note": found.note,
         "stats": {"embed_seconds": embed_seconds},
     }

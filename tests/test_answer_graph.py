@@ -90,3 +90,16 @@ def test_an_empty_collection_says_so(context: Context, store, scripted) -> None:
     result = ask("anything?", context=context)
     assert result["sources"] == [] and result["answerable"] is False
     assert json.dumps(result)  # JSON-serialisable for --json and the server
+
+
+def test_naming_the_only_manual_neither_boosts_nor_declines(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
+    ingest(documents=[make_document("tv", "Samsung Smart TV remote", FILTER.format(weeks=3))],
+           context=ctx)  # fmt: skip
+    result = ask("[Samsung Smart TV remote] How often do I clean the filter?", context=ctx)
+    assert result["answerable"] is True and result["citations"] == [1]
+    assert result["retrieval_note"] == ""
