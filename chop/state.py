@@ -108,6 +108,25 @@ class ChunkDecision(TypedDict, total=False):
     stats: Annotated[dict[str, float], add_counts]
 
 
+def chunk_label(
+    state: ChunkDecision,
+    cnm: CNM | None,
+    cnm_source: Literal["extracted", "inherited", "fallback"],
+    flags: list[str] | None = None,
+) -> ChunkLabel:
+    """The label a chunk's decision hands back: which way it went and the CNM, if extracted."""
+    chunk = state["chunk"]
+    return ChunkLabel(
+        doc_id=chunk["doc_id"],
+        index=chunk["index"],
+        same_topic=state["same_topic"],
+        decided_by=state["decided_by"],
+        cnm=cnm,
+        cnm_source=cnm_source,
+        flags=flags or [],
+    )
+
+
 class DecisionOutput(TypedDict, total=False):
     """What a chunk's decision hands back to the ingest graph."""
 

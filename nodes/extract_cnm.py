@@ -19,7 +19,7 @@ from chop.cnm import CNMOutput, drop_product_nouns, make_cnm
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
-from chop.state import ChunkDecision, ChunkLabel
+from chop.state import ChunkDecision, chunk_label
 from chop.store import store_for
 
 
@@ -47,15 +47,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         }
     )
     if result.value is None:
-        label = ChunkLabel(
-            doc_id=chunk["doc_id"],
-            index=chunk["index"],
-            same_topic=False,
-            decided_by=state["decided_by"],
-            cnm=None,
-            cnm_source="fallback",
-            flags=[f"cnm_failed: {result.error}"],
-        )
+        label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
         return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
     cnm = make_cnm(result.value.category, result.value.nouns, result.value.model)
     if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
@@ -67,13 +59,5 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     cnm = drop_product_nouns(
         cnm, cnm["model"], profile["model"], profile["category"], chunk["doc_title"]
     )
-    label = ChunkLabel(
-        doc_id=chunk["doc_id"],
-        index=chunk["index"],
-        same_topic=False,
-        decided_by=state["decided_by"],
-        cnm=cnm,
-        cnm_source="extracted",
-        flags=[],
-    )
+    label = chunk_label(state, cnm, "extracted")
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

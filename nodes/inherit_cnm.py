@@ -7,19 +7,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from chop.config import Context
-from chop.state import ChunkDecision, ChunkLabel
+from chop.state import ChunkDecision, chunk_label
 
 
 def inherit_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
-    chunk = state["chunk"]
-    label = ChunkLabel(
-        doc_id=chunk["doc_id"],
-        index=chunk["index"],
-        same_topic=True,
-        decided_by=state["decided_by"],
-        cnm=None,
-        cnm_source="inherited",
-        flags=[],
-    )
+    label = chunk_label(state, None, "inherited")
     runtime.stream_writer({"event": "decided", "same_topic": True})
     return {"labels": [label], "stats": {"cnm_inherited": 1}}
