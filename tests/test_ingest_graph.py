@@ -195,3 +195,43 @@ def test_one_thread_can_run_many_ingests(
     assert first["problems"] == second["problems"] == third["problems"] == []
     assert second["stats"]["chunks"] == len(store.chunks(context.collection, "b"))
     assert third["stats"].get("llm_calls", 0) == 0
+
+
+def test_odd_cnm_values_are_cleaned_and_over_long_ones_rejected(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    def rambling(task: str, user: str) -> str:
+        if task == "cnm" and "Tank drainage" in user:  # over the schema's 60 characters
+            return json.dumps({"category": "x" * 500, "nouns": ["tank"], "model": None})
+        if task == "cnm":
+            return json.dumps({"category": "air <b>cooler</b>\x07", "model": None,
+                               "nouns": ["filter " * 8, "null"]})  # fmt: skip
+        return sensible_reply(task, user)
+
+    scripted.responder = rambling
+    ingest(documents=[manual("a", "Coolwave 225B", FILTER), manual("b", "Coolwave 330C", TANK)],
+           context=llm_context(context))  # fmt: skip
+    for row in store.chunks(context.collection, "a"):
+        assert row["nouns"] == ["filter filter filter filter filter"], "5 words, no 'null'"
+        assert "\x07" not in row["prefix"] and "<" not in row["prefix"]
+    first_of_b = store.chunks(context.collection, "b")[0]
+    assert "xxxx" not in first_of_b["prefix"], "rejected after retries, not stored"
+    assert any(flag.startswith("cnm_failed") for flag in first_of_b["flags"])
+    assert first_of_b["model"] == "Coolwave 330C", "the document profile fills in"
+
+
+def test_headings_and_pages_reach_the_stored_chunks(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    (tmp_path / "guide.md").write_text(
+        "# Coolwave 225B Guide\n\n## Filter care\n\n" + FILTER + "\n\n## Tank\n\n" + TANK
+    )
+    ingest([tmp_path], context=llm_context(context))
+    headings = [row["metadata"].get("heading") for row in store.chunks(context.collection)]
+    assert any(h and h.endswith("Filter care") for h in headings)
+    assert any(h and h.endswith("Tank") for h in headings)
