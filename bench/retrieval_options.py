@@ -45,7 +45,12 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("filter", "hybrid"),
 )
 # Answers cost one local LLM call each (~15 s here): only these options are answered.
-ANSWERED_OPTIONS = {("off", "vector"), ("boost", "vector"), ("boost", "hybrid")}
+ANSWERED_OPTIONS = {
+    ("chop", "off", "vector"),
+    ("chop", "boost", "vector"),
+    ("chop", "boost", "hybrid"),
+    ("naive", "off", "vector"),
+}
 PHRASINGS = {"dev": "[{device}] {question}", "natural": "I have a {device}. {question}"}
 
 
@@ -130,7 +135,8 @@ def evaluate(
                 "doc@1": mean([float(d) for d in docs]),
                 "ms_per_query": 1000 * seconds / max(len(items), 1),
             }  # fmt: skip
-            if answers and name == "dev" and (query_cnm, search) in ANSWERED_OPTIONS:
+            index = collection.split("_", 2)[-1]
+            if answers and name == "dev" and (index, query_cnm, search) in ANSWERED_OPTIONS:
                 row["answer_f1"] = answer_f1(run, items[:answers])
             rows.append(row)
             print(_line(row), file=sys.stderr, flush=True)
