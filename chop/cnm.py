@@ -13,6 +13,8 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from chop.grounding import tokens
+
 FIELD_CHARS = 60
 _not_allowed = re.compile(r"[^\w\s\-+./&(),'#]")
 _space = re.compile(r"\s+")
@@ -107,8 +109,6 @@ def model_from_title(title: str) -> str | None:
 
 def drop_product_nouns(cnm: CNM, *names: str | None) -> CNM:
     """Nouns that merely repeat the model or title say nothing about the topic."""
-    from chop.grounding import tokens
-
     banned = [set(tokens(n)) for n in names if n]
     kept = [n for n in cnm["nouns"] if not any(set(tokens(n)) <= b for b in banned if b)]
     return CNM(category=cnm["category"], nouns=kept, model=cnm["model"])

@@ -119,7 +119,8 @@ def structured_call(
     schema: type[SchemaT],
 ) -> CallResult[SchemaT]:
     """Ask the chat model for one ``schema`` value; cached, retried, never raising."""
-    key = cache_key(chat_model_identity(ctx), schema, messages)
+    model_identity = chat_model_identity(ctx)
+    key = cache_key(model_identity, schema, messages)
     if store is not None and ctx.use_cache:
         hit = _cache_get(store, key)
         if hit is not None:
@@ -161,7 +162,7 @@ def structured_call(
             raw=raw,
         )
     if store is not None:
-        _cache_put(store, key, chat_model_identity(ctx), value.model_dump(mode="json"))
+        _cache_put(store, key, model_identity, value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
 
 

@@ -10,13 +10,14 @@ Context.search="hybrid" fuses full-text and vector ranks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from chop.config import Context
 from chop.query import QuestionCNM, best_match, match_question
-from chop.store import Hit, SearchFilter, Store
+from chop.store import DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.1
 
@@ -29,10 +30,12 @@ class Retrieved:
     documents: list[str]  # documents whose own model or title the question names
 
 
-def matched_documents(store: Store, collection: str, question: str) -> tuple[str | None, list[str]]:
+def matched_documents(
+    records: Iterable[DocumentRecord], question: str
+) -> tuple[str | None, list[str]]:
     """The document-level model (or title) the question names, and the documents that have it."""
     names: dict[str, list[str]] = {}
-    for record in store.documents(collection).values():
+    for record in records:
         profile = record.metadata.get("profile") or {}
         for name in {profile.get("model"), record.title} - {None, ""}:
             names.setdefault(str(name), []).append(record.doc_id)
@@ -52,10 +55,11 @@ def retrieve_for_question(
     text = question if ctx.search == "hybrid" else None
     note = ""
     hits: list[Hit] = []
-    doc_name, doc_ids = matched_documents(store, ctx.collection, question)
+    records = store.documents(ctx.collection)
+    doc_name, doc_ids = matched_documents(records.values(), question)
     if doc_name:
         matched = QuestionCNM(model=doc_name, category=matched.category, unknown_model=None)
-    every_document = bool(doc_ids) and len(doc_ids) == len(store.documents(ctx.collection))
+    every_document = bool(doc_ids) and len(doc_ids) == len(records)
     use = ctx.query_cnm in ("boost", "filter") and not every_document
     where = SearchFilter(doc_ids=tuple(doc_ids)) if doc_ids else SearchFilter(model=matched.model)
     if use and ctx.query_cnm == "filter" and matched.model:
