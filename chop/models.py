@@ -93,7 +93,6 @@ class SentenceTransformerEmbedder:
         self.name = name
         self._model = SentenceTransformer(str(model_dir), device="cpu")
         self.dimension = int(self._model.get_embedding_dimension() or 0)
-        self.max_tokens = int(self._model.max_seq_length or 0)
         self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer)
         self._lock = threading.Lock()
 

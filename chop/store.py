@@ -81,9 +81,6 @@ class Hit:
     metadata: dict[str, Any]
     score: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
 class SearchFilter:
@@ -92,9 +89,6 @@ class SearchFilter:
     model: str | None = None
     category: str | None = None
     doc_ids: tuple[str, ...] = ()
-
-    def is_empty(self) -> bool:
-        return not (self.model or self.category or self.doc_ids)
 
 
 def validate_collection(name: str) -> str:
