@@ -1,0 +1,79 @@
+"""How much topic-shift signal adjacent-chunk similarity carries (the continuity gate's input).
+
+    python -m bench.gate_signal [--data PATH]
+
+Splits the S10 and TV manuals into chop's 200/40 token windows, embeds them with MiniLM, and
+compares the cosine of adjacent chunks with whether the later chunk starts in another section
+(the hidden evaluation labels). Writes bench/results/gate_signal.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from bench.emanual import DEFAULT_DATA, DEFAULT_OUT
+from chop.chunking import token_windows
+from chop.config import Context
+from chop.loaders import load_emanual
+from chop.models import get_embedder
+
+MANUALS = ("s10_manual_corpus.json", "smart_tv_remote_manual_corpus.json")
+BANDS = ((0.0, 0.25), (0.25, 0.55), (0.55, 0.6), (0.6, 1.01))
+
+
+def measure(path: Path, ctx: Context) -> dict[str, object]:
+    document = load_emanual(path)
+    embedder = get_embedder(ctx)
+    windows = token_windows(document["text"], embedder.tokenizer, ctx.chunk_tokens,
+                            ctx.chunk_overlap)  # fmt: skip
+    vectors = embedder.embed([document["text"][w.start : w.end] for w in windows])
+    similarity = np.sum(vectors[1:] * vectors[:-1], axis=1)
+    starts = [span["start"] for span in document["spans"]]
+
+    def section(offset: int) -> int:
+        return bisect.bisect_right(starts, offset) - 1
+
+    shift = np.array([section(windows[i].start) != section(windows[i - 1].start)
+                      for i in range(1, len(windows))])  # fmt: skip
+    bands = []
+    for low, high in BANDS:
+        inside = (similarity >= low) & (similarity < high)
+        rate = float(shift[inside].mean()) if inside.any() else None
+        bands.append({"band": f"[{low}, {min(high, 1.0)})", "pairs": int(inside.sum()),
+                      "shift_rate": rate})  # fmt: skip
+    return {"manual": path.name, "chunks": len(windows), "shift_rate": float(shift.mean()),
+            "bands": bands}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"error: E-Manual data not found at {args.data}", file=sys.stderr)
+        return 2
+    results = [measure(args.data / name, Context()) for name in MANUALS]
+    lines = ["# Adjacent-chunk similarity vs section shifts", "",
+             "| manual | chunks | shift rate | band | pairs | shift rate in band |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in results:
+        for b in r["bands"]:  # type: ignore[attr-defined]
+            rate = "-" if b["shift_rate"] is None else f"{b['shift_rate']:.2f}"
+            lines.append(f"| {r['manual']} | {r['chunks']} | {r['shift_rate']:.2f} | "
+                         f"{b['band']} | {b['pairs']} | {rate} |")  # fmt: skip
+    text = "\n".join(lines) + "\n"
+    (DEFAULT_OUT / "gate_signal.md").write_text(text, encoding="utf-8")
+    (DEFAULT_OUT / "gate_signal.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
