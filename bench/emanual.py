@@ -119,8 +119,11 @@ def log(message: str) -> None:
 
 
 # --------------------------------------------------------------------------- indexing
-def collection_name(subset: str, method: str) -> str:
-    return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}".lower())
+def collection_name(subset: str, method: str, continuity_mode: str = "gate") -> str:
+    """chop's default (gate) keeps the plain name the options benchmark reads; other continuity
+    modes get their own collection so running them does not overwrite it."""
+    suffix = f"_{continuity_mode}" if method == "chop" and continuity_mode != "gate" else ""
+    return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}{suffix}".lower())
 
 
 def write_rows(
@@ -476,7 +479,7 @@ def evaluate_method(
     mapped: Sequence[tuple[Question, GoldMatch]],
     answers: int,
 ) -> dict[str, Any]:
-    collection = collection_name(subset, method)
+    collection = collection_name(subset, method, ctx.continuity_mode)
     log(f"{method}: indexing {len(corpus.manuals)} manual(s) into {collection}")
     stats = build_index(method, ctx, store, collection, corpus.manuals)
     questions = [q for q, _ in mapped]
