@@ -56,15 +56,21 @@ class Embedder(Protocol):
 
 # ------------------------------------------------------------------ tokenizers
 class HuggingFaceTokenizer:
-    """Exact token spans from the embedder's own (fast) tokenizer."""
+    """Exact token spans from the embedder's own (fast) tokenizer.
 
-    def __init__(self, tokenizer: object) -> None:
+    The tokenizer is shared with the model, and a Rust tokenizer used from two threads at once
+    fails ("Already borrowed"), so it takes the embedder's lock.
+    """
+
+    def __init__(self, tokenizer: object, lock: threading.Lock) -> None:
         self._tokenizer = tokenizer
+        self._lock = lock
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoded = self._tokenizer(  # type: ignore[operator]
-            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
-        )
+        with self._lock:
+            encoded = self._tokenizer(  # type: ignore[operator]
+                text, add_special_tokens=False, return_offsets_mapping=True, truncation=False
+            )
         return [(int(s), int(e)) for s, e in encoded["offset_mapping"]]
 
 
@@ -93,8 +99,8 @@ class SentenceTransformerEmbedder:
         self.name = name
         self._model = SentenceTransformer(str(model_dir), device="cpu")
         self.dimension = int(self._model.get_embedding_dimension() or 0)
-        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer)
         self._lock = threading.Lock()
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer, self._lock)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

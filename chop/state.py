@@ -17,10 +17,6 @@ def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, flo
     return merged
 
 
-def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
-    return {**(left or {}), **(right or {})}
-
-
 # ------------------------------------------------------------------ ingestion
 class Chunk(TypedDict):
     """A chunk as split from its document, before CHOP labels it."""
@@ -81,13 +77,39 @@ class IngestState(TypedDict, total=False):
     pending: list[SourceDocument]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
+    stats: Annotated[dict[str, float], add_counts]
+    report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
+
+
+class DocumentTask(TypedDict):
+    """What load sends to index_document: one new or changed document."""
+
+    document: SourceDocument
+
+
+class DocumentState(TypedDict, total=False):
+    """One document on its way through CHOP.
+
+    Documents run side by side and each is stored as soon as its own chunks are done, so
+    embedding one document overlaps the LLM calls of the others and a crash or a stop keeps
+    every finished document.
+    """
+
+    document: SourceDocument
+    profile: DocumentProfile
     chunks: list[Chunk]
-    profiles: Annotated[dict[str, DocumentProfile], merge_dicts]
     labels: Annotated[list[ChunkLabel], operator.add]
     prepared: list[PreparedChunk]
     embeddings: list[list[float]]
     stats: Annotated[dict[str, float], add_counts]
-    report: dict[str, Any]
+    report: Annotated[dict[str, float], add_counts]
+
+
+class DocumentOutput(TypedDict, total=False):
+    """What a finished document hands back to the ingest graph: its counters."""
+
+    stats: Annotated[dict[str, float], add_counts]
+    report: Annotated[dict[str, float], add_counts]
 
 
 class IngestOutput(TypedDict, total=False):

@@ -1,14 +1,19 @@
 """The CHOP ingestion graph.
 
-    load ─► profile_document (Send: one per document) ─► split
-      ─► decide_cnm (Send: one per chunk)
-           judge_continuity ─┬─ TRUE  ─► inherit_cnm
-                             └─ FALSE ─► extract_cnm
-      ─► prefix ─► embed ─► persist
+    load ─► index_document (Send: one per new or changed document)
+              profile_document ─► split
+                ─► decide_cnm (Send: one per chunk)
+                     judge_continuity ─┬─ TRUE  ─► inherit_cnm
+                                       └─ FALSE ─► extract_cnm
+                ─► prefix ─► embed ─► persist
 
-Continuity judgments of different pairs, and extractions of different segment heads, do not
-depend on each other, so each chunk's decision runs as its own Send (bounded by the run's
-``max_concurrency``); prefix then walks each document in order and resolves inheritance.
+Documents are independent, so each runs its own pipeline and is stored as soon as it is done:
+embedding one document overlaps the LLM calls of the others, and a crash keeps every finished
+document. Inside a document, continuity judgments of different pairs and extractions of
+different segment heads do not depend on each other either, so each chunk's decision is its own
+Send; prefix then walks the document in order and resolves inheritance. LLM calls in flight
+are bounded by ``Context.max_concurrency`` (chop.llm), graph tasks by the run's
+``max_concurrency``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,18 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy, Send
 
 from chop.config import Context
-from chop.state import Chunk, ChunkDecision, DecisionOutput, IngestInput, IngestOutput, IngestState
+from chop.state import (
+    Chunk,
+    ChunkDecision,
+    DecisionOutput,
+    DocumentOutput,
+    DocumentProfile,
+    DocumentState,
+    DocumentTask,
+    IngestInput,
+    IngestOutput,
+    IngestState,
+)
 from nodes.embed import embed
 from nodes.extract_cnm import extract_cnm
 from nodes.inherit_cnm import inherit_cnm
@@ -29,10 +45,11 @@ from nodes.judge_continuity import judge_continuity
 from nodes.load import load
 from nodes.persist import persist
 from nodes.prefix import prefix
-from nodes.profile_document import OPENING_CHARS, ProfileTask, profile_document
+from nodes.profile_document import profile_document
 from nodes.split import split
 
 DATABASE_RETRY = RetryPolicy(retry_on=psycopg.OperationalError, max_attempts=3)
+NO_PROFILE = DocumentProfile(category=None, model=None, source="fallback")
 
 
 def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:
@@ -40,44 +57,25 @@ def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:
     return "TRUE" if state["same_topic"] else "FALSE"
 
 
-def route_documents(state: IngestState) -> list[Send] | Literal["split"]:
-    """Profile every new or changed document concurrently."""
+def route_documents(state: IngestState) -> list[Send] | Literal["__end__"]:
+    """Index every new or changed document concurrently."""
     documents = state.get("pending", [])
     if not documents:
-        return "split"
-    return [
-        Send(
-            "profile_document",
-            ProfileTask(doc_id=d["doc_id"], title=d["title"], opening=d["text"][:OPENING_CHARS]),
-        )
-        for d in documents
-    ]
+        return "__end__"
+    return [Send("index_document", DocumentTask(document=d)) for d in documents]
 
 
-def route_chunks(state: IngestState) -> list[Send] | Literal["prefix"]:
+def route_chunks(state: DocumentState) -> list[Send] | Literal["prefix"]:
     """One CHOP decision per chunk, each knowing its predecessor and its document's profile."""
     chunks = state.get("chunks", [])
     if not chunks:
         return "prefix"
-    profiles = state.get("profiles", {})
-    sends = []
-    previous: Chunk | None = None
-    for chunk in chunks:
-        same_doc = previous is not None and previous["doc_id"] == chunk["doc_id"]
-        sends.append(
-            Send(
-                "decide_cnm",
-                {
-                    "chunk": chunk,
-                    "previous": previous if same_doc else None,
-                    "profile": profiles.get(
-                        chunk["doc_id"], {"category": None, "model": None, "source": "fallback"}
-                    ),
-                },
-            )
-        )
-        previous = chunk
-    return sends
+    profile = state.get("profile", NO_PROFILE)
+    previous: list[Chunk | None] = [None, *chunks[:-1]]
+    return [
+        Send("decide_cnm", {"chunk": chunk, "previous": before, "profile": profile})
+        for chunk, before in zip(chunks, previous, strict=True)
+    ]
 
 
 def build_decision_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -95,29 +93,39 @@ def build_decision_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return graph.compile(name="decide_cnm")
 
 
-def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+def build_document_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """One document: profile, split, decide every chunk, prefix, embed, store."""
     graph = StateGraph(
-        IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput
+        DocumentState,
+        context_schema=Context,
+        input_schema=DocumentTask,
+        output_schema=DocumentOutput,
     )
-    graph.add_node("load", load, retry_policy=DATABASE_RETRY)
-    graph.add_node(
-        "profile_document",
-        profile_document,  # type: ignore[call-overload]  # a Send payload, not the state
-        input_schema=ProfileTask,
-    )
+    graph.add_node("profile_document", profile_document)
     graph.add_node("split", split)
     graph.add_node("decide_cnm", build_decision_graph())
     graph.add_node("prefix", prefix)
     graph.add_node("embed", embed, retry_policy=DATABASE_RETRY)
     graph.add_node("persist", persist, retry_policy=DATABASE_RETRY)
-    graph.add_edge(START, "load")
-    graph.add_conditional_edges("load", route_documents, ["profile_document", "split"])
+    graph.add_edge(START, "profile_document")
     graph.add_edge("profile_document", "split")
     graph.add_conditional_edges("split", route_chunks, ["decide_cnm", "prefix"])
     graph.add_edge("decide_cnm", "prefix")
     graph.add_edge("prefix", "embed")
     graph.add_edge("embed", "persist")
     graph.add_edge("persist", END)
+    return graph.compile(name="index_document")
+
+
+def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    graph = StateGraph(
+        IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput
+    )
+    graph.add_node("load", load, retry_policy=DATABASE_RETRY)
+    graph.add_node("index_document", build_document_graph())
+    graph.add_edge(START, "load")
+    graph.add_conditional_edges("load", route_documents, ["index_document", END])
+    graph.add_edge("index_document", END)
     return graph.compile(name="ingest")
 
 

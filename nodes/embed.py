@@ -1,4 +1,4 @@
-"""embed: one batched pass over the prefixed chunks; vectors already stored are reused.
+"""embed: one batched pass over the document's prefixed chunks; stored vectors are reused.
 
 A stored chunk whose embedded text (prefix + chunk) and embedder are unchanged keeps its
 vector, so re-ingesting a changed document only pays for the chunks that changed.
@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from chop.config import Context
 from chop.models import get_embedder
-from chop.state import IngestState
+from chop.state import DocumentState
 from chop.store import store_for
 
 
@@ -23,15 +23,15 @@ def embedding_key(text: str, embedder_name: str) -> str:
     return hashlib.sha256(f"{embedder_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def embed(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+def embed(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     embedder = get_embedder(ctx)
     store = store_for(ctx)
     prepared = state.get("prepared", [])
     keys = [embedding_key(p["embedded_text"], embedder.name) for p in prepared]
-    known: dict[str, np.ndarray] = {}
-    for doc_id in {p["chunk"]["doc_id"] for p in prepared}:
-        known.update(store.embeddings_by_hash(ctx.collection, doc_id))
+    known: dict[str, np.ndarray] = store.embeddings_by_hash(
+        ctx.collection, state["document"]["doc_id"]
+    )
     missing = [i for i, key in enumerate(keys) if key not in known]
     started = time.perf_counter()
     fresh = embedder.embed([prepared[i]["embedded_text"] for i in missing])

@@ -73,16 +73,16 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "delete": [],
         "documents": [],
         "pending": changed,
-        "chunks": [],
-        "labels": Overwrite([]),
-        "profiles": Overwrite({}),
         "stats": Overwrite({}),
         "problems": Overwrite(problems),
         "unchanged": unchanged,
-        "report": {
-            "added": added,
-            "updated": len(changed) - added,
-            "unchanged": len(unchanged),
-            "deleted": len(deleted),
-        },
+        "report": Overwrite(
+            {
+                "added": added,
+                "updated": len(changed) - added,
+                "unchanged": len(unchanged),
+                "deleted": len(deleted),
+                "chunks_stored": 0,
+            }
+        ),
     }

@@ -7,11 +7,10 @@ extraction takes the previous chunk's CNM, or the document profile at a document
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from chop.cnm import CNM, embedded_text, make_cnm, prefix_line
-from chop.state import ChunkLabel, DocumentProfile, IngestState, PreparedChunk
+from chop.state import DocumentProfile, DocumentState, PreparedChunk
 
 
 def profile_cnm(profile: DocumentProfile | None) -> CNM:
@@ -19,40 +18,33 @@ def profile_cnm(profile: DocumentProfile | None) -> CNM:
     return make_cnm(profile["category"], [], profile["model"])
 
 
-def prefix(state: IngestState) -> dict[str, Any]:
-    labels: dict[tuple[str, int], ChunkLabel] = {
-        (label["doc_id"], label["index"]): label for label in state.get("labels", [])
-    }
-    by_doc: dict[str, list[Any]] = defaultdict(list)
-    for chunk in state.get("chunks", []):
-        by_doc[chunk["doc_id"]].append(chunk)
+def prefix(state: DocumentState) -> dict[str, Any]:
+    labels = {label["index"]: label for label in state.get("labels", [])}
     prepared: list[PreparedChunk] = []
-    profiles = state.get("profiles", {})
-    for doc_id, chunks in by_doc.items():
-        current: CNM | None = None
-        for chunk in sorted(chunks, key=lambda c: c["index"]):
-            label = labels[(doc_id, chunk["index"])]
-            flags = list(label["flags"])
-            source: str = label["cnm_source"]
-            if label["cnm"] is not None:
-                current = label["cnm"]
-            elif current is None:  # a document's start without an extracted CNM
-                current = profile_cnm(profiles.get(doc_id))
-                source = "document"
-                if label["cnm_source"] == "inherited":
-                    flags.append("inherited_without_head")
-            cnm = CNM(
-                category=current["category"], nouns=list(current["nouns"]), model=current["model"]
+    current: CNM | None = None
+    for chunk in sorted(state.get("chunks", []), key=lambda c: c["index"]):
+        label = labels[chunk["index"]]
+        flags = list(label["flags"])
+        source: str = label["cnm_source"]
+        if label["cnm"] is not None:
+            current = label["cnm"]
+        elif current is None:  # the document's start without an extracted CNM
+            current = profile_cnm(state.get("profile"))
+            source = "document"
+            if label["cnm_source"] == "inherited":
+                flags.append("inherited_without_head")
+        cnm = CNM(
+            category=current["category"], nouns=list(current["nouns"]), model=current["model"]
+        )
+        prepared.append(
+            PreparedChunk(
+                chunk=chunk,
+                cnm=cnm,
+                cnm_source=source,
+                decided_by=label["decided_by"],
+                flags=flags,
+                prefix=prefix_line(cnm),
+                embedded_text=embedded_text(cnm, chunk["text"]),
             )
-            prepared.append(
-                PreparedChunk(
-                    chunk=chunk,
-                    cnm=cnm,
-                    cnm_source=source,
-                    decided_by=label["decided_by"],
-                    flags=flags,
-                    prefix=prefix_line(cnm),
-                    embedded_text=embedded_text(cnm, chunk["text"]),
-                )
-            )
+        )
     return {"prepared": prepared}

@@ -6,7 +6,7 @@ deep inside a manual must not lose it, so every chunk's extraction is given this
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
@@ -15,43 +15,35 @@ from chop.cnm import DocumentProfileOutput, clean_category, clean_field, model_f
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
-from chop.state import DocumentProfile
+from chop.state import DocumentProfile, DocumentState
 from chop.store import store_for
 
 OPENING_CHARS = 1500
 
 
-class ProfileTask(TypedDict):
-    doc_id: str
-    title: str
-    opening: str
-
-
-def profile_document(task: ProfileTask, runtime: Runtime[Context]) -> dict[str, Any]:
+def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    messages = prompts.render(
-        "profile_document", title=task["title"], text=task["opening"][:OPENING_CHARS]
-    )
+    document = state["document"]
+    title, opening = document["title"], document["text"][:OPENING_CHARS]
+    messages = prompts.render("profile_document", title=title, text=opening)
     result = structured_call(
         ctx, store_for(ctx), "document_profile", messages, DocumentProfileOutput
     )
     if result.value is None:
-        profile = DocumentProfile(
-            category=None, model=model_from_title(task["title"]), source="fallback"
-        )
+        profile = DocumentProfile(category=None, model=model_from_title(title), source="fallback")
     else:
         model = clean_field(result.value.model)
-        if not is_grounded(model, task["title"], task["opening"]):
+        if not is_grounded(model, title, opening):
             model = None  # an invented model name is worse than none
         source: Literal["llm", "title"] = "llm"
-        if model is None and (model := model_from_title(task["title"])):
+        if model is None and (model := model_from_title(title)):
             source = "title"
         profile = DocumentProfile(
             category=clean_category(result.value.category), model=model, source=source
         )
-    runtime.stream_writer({"event": "profiled", "doc_id": task["doc_id"], **profile})
+    runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
-        "profiles": {task["doc_id"]: profile},
+        "profile": profile,
         "stats": {
             "llm_calls": result.llm_calls,
             "llm_seconds": result.seconds,

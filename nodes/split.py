@@ -1,7 +1,7 @@
-"""split: cut each document into token-sized chunks, in order, and measure adjacent similarity.
+"""split: cut the document into token-sized chunks, in order, and measure adjacent similarity.
 
 The similarity of each chunk to the one before it is the cheapest continuity signal; the gate
-in judge_continuity reads it, so it is computed once here for the whole batch.
+in judge_continuity reads it, so it is computed once here for the whole document.
 """
 
 from __future__ import annotations
@@ -16,38 +16,35 @@ from chop.chunking import token_windows
 from chop.config import Context
 from chop.documents import content_hash, span_meta_at
 from chop.models import get_embedder
-from chop.state import Chunk, IngestState
+from chop.state import Chunk, DocumentState
 
 
-def split(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
+def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     embedder = get_embedder(ctx)
-    chunks: list[Chunk] = []
-    for document in state.get("pending", []):
-        text = document["text"]
-        windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
-        for index, window in enumerate(windows):
-            piece = text[window.start : window.end]
-            chunks.append(
-                Chunk(
-                    doc_id=document["doc_id"],
-                    doc_title=document["title"],
-                    index=index,
-                    text=piece,
-                    char_start=window.start,
-                    char_end=window.end,
-                    content_hash=content_hash(piece),
-                    metadata=span_meta_at(document["spans"], window.start, window.end),
-                    similarity_to_previous=None,
-                )
-            )
+    document = state["document"]
+    text = document["text"]
+    windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
+    chunks = [
+        Chunk(
+            doc_id=document["doc_id"],
+            doc_title=document["title"],
+            index=index,
+            text=text[window.start : window.end],
+            char_start=window.start,
+            char_end=window.end,
+            content_hash=content_hash(text[window.start : window.end]),
+            metadata=span_meta_at(document["spans"], window.start, window.end),
+            similarity_to_previous=None,
+        )
+        for index, window in enumerate(windows)
+    ]
     seconds = 0.0
-    if ctx.continuity_mode != "llm" and chunks:
+    if ctx.continuity_mode != "llm" and len(chunks) > 1:
         started = time.perf_counter()
         vectors = embedder.embed([c["text"] for c in chunks])
         seconds = time.perf_counter() - started
         for i in range(1, len(chunks)):
-            if chunks[i]["doc_id"] == chunks[i - 1]["doc_id"]:
-                chunks[i]["similarity_to_previous"] = float(np.dot(vectors[i], vectors[i - 1]))
-    runtime.stream_writer({"event": "split", "chunks": len(chunks)})
+            chunks[i]["similarity_to_previous"] = float(np.dot(vectors[i], vectors[i - 1]))
+    runtime.stream_writer({"event": "split", "doc_id": document["doc_id"], "chunks": len(chunks)})
     return {"chunks": chunks, "stats": {"chunks": len(chunks), "embed_seconds": seconds}}

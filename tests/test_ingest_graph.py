@@ -47,9 +47,10 @@ def test_the_router_sends_true_to_inherit_and_false_to_extract() -> None:
 
 
 def test_the_graph_draws_both_continuity_branches() -> None:
-    drawing = build_ingest_graph().get_graph(xray=1).draw_mermaid()
-    assert "judge_continuity -. &nbsp;TRUE&nbsp; .-> decide_cnm\\3ainherit_cnm" in drawing
-    assert "judge_continuity -. &nbsp;FALSE&nbsp; .-> decide_cnm\\3aextract_cnm" in drawing
+    drawing = build_ingest_graph().get_graph(xray=True).draw_mermaid()
+    decide = "index_document\\3adecide_cnm\\3a"
+    assert f"judge_continuity -. &nbsp;TRUE&nbsp; .-> {decide}inherit_cnm" in drawing
+    assert f"judge_continuity -. &nbsp;FALSE&nbsp; .-> {decide}extract_cnm" in drawing
 
 
 def test_first_chunk_of_a_document_always_extracts(context: Context) -> None:
