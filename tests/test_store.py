@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
 from chop.config import Context
-from chop.store import ChunkRow, DocumentRecord, SearchFilter, Store, validate_collection
+from chop.store import (
+    ChunkRow,
+    DocumentRecord,
+    SearchFilter,
+    Store,
+    embedded_database_url,
+    embedded_server_settings,
+    validate_collection,
+    write_server_settings,
+)
 
 DIM = 8
 
@@ -137,3 +148,20 @@ def test_deleting_a_document_removes_its_chunks(store: Store, collection: str) -
     assert store.delete_document(collection, "a")
     assert not store.delete_document(collection, "a")
     assert store.chunks(collection) == []
+
+
+def test_the_embedded_server_is_sized_for_its_index_not_initdbs_defaults(tmp_path: Path) -> None:
+    settings = embedded_server_settings()
+    assert int(settings["shared_buffers"].removesuffix("MB")) >= 128
+    (tmp_path / "postgresql.conf").write_text("port = 5432\n")
+    write_server_settings(tmp_path, settings)
+    write_server_settings(tmp_path, settings)
+    assert (tmp_path / "postgresql.conf").read_text().count("include_if_exists") == 1
+    assert "shared_buffers = " in (tmp_path / "chop.conf").read_text()
+
+    fresh = embedded_database_url(tmp_path / "fresh")  # a server this test starts itself
+    with psycopg.connect(fresh) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+    assert row is not None and f"{row[0]}MB" == settings["shared_buffers"]
