@@ -1,6 +1,6 @@
 """Ingest throughput against a stub LLM: how chop overlaps LLM calls, and what a re-ingest costs.
 
-    python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120] [--waiter-fix]
+    python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
 
 The chat model is bench.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
 call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
@@ -12,8 +12,7 @@ concurrency does not shrink.
    per --concurrency value (Context.max_concurrency, which chop.api.run_config puts in
    LangGraph's run config) into a fresh collection, with use_cache=False and
    continuity_mode="llm", so every adjacent pair is judged by the LLM and each run makes the
-   same calls. --waiter-fix repeats this with LangGraph's max_concurrency one higher (see
-   with_stream_waiter_slot: without it, max_concurrency=1 never finishes).
+   same calls.
 2. Re-ingest: the same corpus twice into one fresh collection with use_cache=True (a chat
    model name of its own, so the cache starts cold), then once more into another fresh
    collection with the now warm LLM cache.
@@ -113,27 +112,6 @@ def build_corpus(
 
 
 # --------------------------------------------------------------------------- runs
-def with_stream_waiter_slot() -> None:
-    """Give LangGraph's stream waiter its own thread: max_concurrency + 1 in the run config.
-
-    In sync ``graph.stream`` with "custom" events or ``subgraphs=True`` (chop.api.ingest uses
-    both), LangGraph submits a stream waiter to the same thread pool as the node tasks, whose
-    size is the run config's max_concurrency; with max_concurrency=1 the waiter takes the only
-    thread and the run never starts. This patches chop.api.run_config in this (worker) process
-    only, to measure the proposed fix; chop's own code is not changed.
-    """
-    import chop.api
-
-    original = chop.api.run_config
-
-    def run_config(ctx: Context, thread_id: str | None = None) -> Any:
-        config = original(ctx, thread_id)
-        config["max_concurrency"] = ctx.max_concurrency + 1
-        return config
-
-    chop.api.run_config = run_config
-
-
 def timed_ingest(
     documents: Sequence[SourceDocument], ctx: Context, emit: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -179,8 +157,6 @@ def timed_ingest(
 
 def worker(spec: dict[str, Any]) -> int:
     """Run the passes of ``spec`` in this process; one "result <json>" line per pass."""
-    if spec.get("waiter_fix"):
-        with_stream_waiter_slot()
     base = Context().with_overrides(**spec["context"])
     embedder = get_embedder(base)
     embedder.embed(["warm up the embedder before any timing"])
@@ -310,7 +286,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "concurrency": [],
     }
-    series = [("as_is", False)] + ([("waiter_fix", True)] if args.waiter_fix else [])
     try:
         with running_stub(latency=tuple(args.latency), seed=args.seed) as stub:
             common = {
@@ -321,40 +296,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "structured_output": "json_schema",
                 "continuity_mode": "llm",
             }
-            for name, fix in series:
-                rows: list[dict[str, Any]] = []
-                for concurrency in args.concurrency:
-                    collection = f"bench_tp_{tag}_{'f' if fix else 'c'}{concurrency}"
-                    created.append(collection)
-                    log(f"{name}, max_concurrency {concurrency}: ingesting into {collection}")
-                    spec = {
-                        "context": {**common, "chat_model": "stub"},
-                        "chunks": args.chunks,
-                        "waiter_fix": fix,
-                        "passes": [
-                            {
-                                "use_cache": False,
-                                "max_concurrency": concurrency,
-                                "collection": collection,
-                            }
-                        ],
-                    }
-                    row = run_worker(spec, stub, args.stall_timeout)[0]
-                    row = row or hung_row(concurrency, args.stall_timeout, collection)
-                    row["series"] = name
-                    rows.append(row)
-                    if row.get("hung"):
-                        log(f"max_concurrency {concurrency}: HUNG")
-                    else:
-                        log(
-                            f"max_concurrency {concurrency}: {row['wall_s']:.1f} s, "
-                            f"{row['llm_calls']} LLM calls, "
-                            f"peak in flight {row['stub_peak_in_flight']}"
-                        )
-                    if not args.keep:
-                        store.drop_collection(collection)
-                results["concurrency"].extend(rows)
-                results.setdefault("speedup", {})[name] = speedup(rows)
+            rows: list[dict[str, Any]] = []
+            for concurrency in args.concurrency:
+                collection = f"bench_tp_{tag}_c{concurrency}"
+                created.append(collection)
+                log(f"max_concurrency {concurrency}: ingesting into {collection}")
+                spec = {
+                    "context": {**common, "chat_model": "stub"},
+                    "chunks": args.chunks,
+                    "passes": [
+                        {
+                            "use_cache": False,
+                            "max_concurrency": concurrency,
+                            "collection": collection,
+                        }
+                    ],
+                }
+                row = run_worker(spec, stub, args.stall_timeout)[0]
+                row = row or hung_row(concurrency, args.stall_timeout, collection)
+                rows.append(row)
+                if row.get("hung"):
+                    log(f"max_concurrency {concurrency}: HUNG")
+                else:
+                    log(
+                        f"max_concurrency {concurrency}: {row['wall_s']:.1f} s, "
+                        f"{row['llm_calls']} LLM calls, "
+                        f"peak in flight {row['stub_peak_in_flight']}"
+                    )
+                if not args.keep:
+                    store.drop_collection(collection)
+            results["concurrency"] = rows
+            results["speedup"] = speedup(rows)
 
             # re-ingest: cold cache, then unchanged documents, then a warm cache elsewhere
             concurrency = max(args.concurrency)
@@ -370,7 +342,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # a chat model name of its own: its own cache identity, so the cache starts cold
                 "context": {**common, "chat_model": f"stub-reingest-{tag}"},
                 "chunks": args.chunks,
-                "waiter_fix": False,
                 "passes": passes,
             }
             first, second, third = run_worker(spec, stub, args.stall_timeout)
@@ -421,42 +392,38 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         "## Concurrency (use_cache=False)",
         "",
-        "| series | max_concurrency | chunks | wall s | chunks/s | LLM calls | LLM phase s "
+        "| max_concurrency | chunks | wall s | chunks/s | LLM calls | LLM phase s "
         "| LLM s (sum) | effective parallelism | peak in flight | embed s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results["concurrency"]:
         if r.get("hung"):
-            lines.append(
-                f"| {r['series']} | {r['concurrency']} | - | HUNG | - | - | - | - | - | - | - |"
-            )
+            lines.append(f"| {r['concurrency']} | - | HUNG | - | - | - | - | - | - | - |")
             continue
         lines.append(
-            f"| {r['series']} | {r['concurrency']} | {r['chunks']} | {_f(r['wall_s'])} | "
+            f"| {r['concurrency']} | {r['chunks']} | {_f(r['wall_s'])} | "
             f"{_f(r['chunks_per_s'], 2)} | {r['llm_calls']} | {_f(r['llm_phase_s'])} | "
             f"{_f(r['llm_seconds'])} | {_f(r['effective_parallelism'])} | "
             f"{r['stub_peak_in_flight']} | {_f(r['embed_seconds'])} |"
         )
     lines.append("")
-    for name, sp in results.get("speedup", {}).items():
-        if sp is None:
-            lines.append(f"Speed-up ({name}): fewer than two runs finished.")
-        else:
-            lines.append(
-                f"Speed-up ({name}) {sp['to']} vs {sp['from']}: wall {_f(sp['wall'])}x, "
-                f"LLM phase {_f(sp['llm_phase'])}x; {sp['to']} vs one call at a time "
-                f"(estimated {_f(sp.get('serial_estimate_s'))} s: the LLM seconds of the "
-                f"{sp['from']} run back to back, plus its time outside the LLM phase): "
-                f"{_f(sp.get('wall_vs_serial_estimate'))}x."
-            )
+    sp = results.get("speedup")
+    if sp is None:
+        lines.append("Speed-up: fewer than two runs finished.")
+    else:
+        lines.append(
+            f"Speed-up {sp['to']} vs {sp['from']}: wall {_f(sp['wall'])}x, "
+            f"LLM phase {_f(sp['llm_phase'])}x; {sp['to']} vs one call at a time "
+            f"(estimated {_f(sp.get('serial_estimate_s'))} s: the LLM seconds of the "
+            f"{sp['from']} run back to back, plus its time outside the LLM phase): "
+            f"{_f(sp.get('wall_vs_serial_estimate'))}x."
+        )
     lines += [
         "",
-        "as_is: chop.api.ingest unchanged. waiter_fix: the same with LangGraph's "
-        "max_concurrency set to Context.max_concurrency + 1 (one thread for LangGraph's "
-        "stream waiter). HUNG: no progress for "
-        f"{s['stall_timeout_s']:.0f} s. LLM phase: from the 'loaded' event to the last chunk "
-        "decision. Effective parallelism: summed LLM call seconds / LLM phase. Peak in flight: "
-        "most concurrent requests the stub saw.",
+        f"HUNG: no progress for {s['stall_timeout_s']:.0f} s. LLM phase: from the 'loaded' "
+        "event to the last chunk decision (documents embed and store while others are still "
+        "in it). Effective parallelism: summed LLM call seconds / LLM phase. Peak in flight: "
+        "most concurrent requests the stub saw. embed s: summed embedding seconds.",
     ]
     re = results.get("reingest")
     if re and not re.get("hung"):
@@ -529,12 +496,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="stub latency seed")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for the .json and .md")
     p.add_argument("--keep", action="store_true", help="keep the bench collections")
-    p.add_argument(
-        "--waiter-fix",
-        action="store_true",
-        help="also measure every concurrency with LangGraph's max_concurrency = "
-        "Context.max_concurrency + 1 (the proposed fix; patched in the worker process only)",
-    )
     p.add_argument(
         "--stall-timeout",
         type=float,
