@@ -119,11 +119,16 @@ def log(message: str) -> None:
 
 
 # --------------------------------------------------------------------------- indexing
-def collection_name(subset: str, method: str, continuity_mode: str = "gate") -> str:
-    """chop's default (gate) keeps the plain name the options benchmark reads; other continuity
-    modes get their own collection so running them does not overwrite it."""
-    suffix = f"_{continuity_mode}" if method == "chop" and continuity_mode != "gate" else ""
+def collection_name(subset: str, method: str, variant: str = "") -> str:
+    """chop's default settings keep the plain name the options benchmark reads; other variants
+    (continuity mode, joint extraction) get their own collection so they do not overwrite it."""
+    suffix = f"_{variant}" if method == "chop" and variant else ""
     return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}{suffix}".lower())
+
+
+def chop_variant(ctx: Context) -> str:
+    parts = [ctx.continuity_mode] if ctx.continuity_mode != "gate" else []
+    return "_".join(parts + (["joint"] if ctx.joint_extraction else []))
 
 
 def write_rows(
@@ -260,6 +265,8 @@ def index_chop(
         extra={
             "stats": stats,
             "continuity_mode": ctx.continuity_mode,
+            "joint_extraction": ctx.joint_extraction,
+            "gate": [ctx.gate_low, ctx.gate_high],
             "chat_model": chat_model_identity(ctx),
         },
     )
@@ -479,7 +486,7 @@ def evaluate_method(
     mapped: Sequence[tuple[Question, GoldMatch]],
     answers: int,
 ) -> dict[str, Any]:
-    collection = collection_name(subset, method, ctx.continuity_mode)
+    collection = collection_name(subset, method, chop_variant(ctx))
     log(f"{method}: indexing {len(corpus.manuals)} manual(s) into {collection}")
     stats = build_index(method, ctx, store, collection, corpus.manuals)
     questions = [q for q, _ in mapped]
@@ -538,6 +545,8 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
         "retrieval": f"Store.search top {TOP_K}, plain vector (HNSW cosine), no boosts/filters",
         "ks": list(KS),
         "continuity_mode": ctx.continuity_mode,
+        "joint_extraction": ctx.joint_extraction,
+        "gate": [ctx.gate_low, ctx.gate_high],
         "use_cache": ctx.use_cache,
         "answers": args.answers,
         "database": database,
@@ -560,7 +569,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         f"excluded without gold {len(gold_report['no_gold_excluded'])})"
     )
     ctx = Context().with_overrides(
-        continuity_mode=args.continuity_mode, use_cache=False if args.no_cache else None
+        continuity_mode=args.continuity_mode,
+        joint_extraction=True if args.joint_extraction else None,
+        use_cache=False if args.no_cache else None,
     )
     store = store_for(ctx)
     results: dict[str, Any] = {
@@ -626,6 +637,11 @@ def parser() -> argparse.ArgumentParser:
         choices=("llm", "gate", "rules"),
         default=None,
         help="chop's continuity mode (default: CHOP_CONTINUITY_MODE or 'gate'; the paper: 'llm')",
+    )
+    p.add_argument(
+        "--joint-extraction",
+        action="store_true",
+        help="chop: the LLM judgment also labels the chunk (Context.joint_extraction)",
     )
     p.add_argument(
         "--answers",

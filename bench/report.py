@@ -190,7 +190,10 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
         f"{s['chunk_overlap']} tokens · cosine θ {s['cosine_threshold']} · chop continuity "
-        f"`{s['continuity_mode']}` · questions `{s['question_template']}` · {s['retrieval']}",
+        f"`{s['continuity_mode']}`"
+        + (f" (gate {s['gate'][0]}–{s['gate'][1]})" if s.get("gate") else "")
+        + (" + joint extraction" if s.get("joint_extraction") else "")
+        + f" · questions `{s['question_template']}` · {s['retrieval']}",
         "",
         f"{len(results['corpus']['manuals'])} manual(s), {results['corpus']['questions']} "
         f"question(s); gold: {counts['exact']} exact, {counts['normalised']} normalised, "

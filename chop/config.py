@@ -98,6 +98,11 @@ class Context:
         _env_float("CHOP_GATE_HIGH", 0.55),
         "Gate: adjacent-chunk cosine above this is a continuation without asking the LLM.",
     )
+    joint_extraction: bool = _described(
+        field(default_factory=lambda: os.environ.get("CHOP_JOINT_EXTRACTION", "0") == "1"),
+        "When the LLM judges a pair it also labels the chunk in the same call, so a topic "
+        "shift costs one call instead of two.",
+    )
     max_concurrency: int = _described(
         _env_int("CHOP_MAX_CONCURRENCY", 4),
         "Most LLM calls in flight at once (the local model runs one at a time regardless).",

@@ -126,6 +126,7 @@ class ChunkDecision(TypedDict, total=False):
     profile: DocumentProfile
     same_topic: bool
     decided_by: str
+    proposed_cnm: CNM | None  # from a joint judgment: extract_cnm checks it instead of a call
     labels: Annotated[list[ChunkLabel], operator.add]
     stats: Annotated[dict[str, float], add_counts]
 

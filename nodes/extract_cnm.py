@@ -1,5 +1,8 @@
 """extract_cnm: FALSE branch: the LLM extracts a new CNM {category, nouns, model} as strict JSON.
 
+(With Context.joint_extraction the judgment already returned one: it is checked the same way,
+and no second call is made.)
+
 The document profile is given as context and fills what the chunk does not say. A model name
 is kept only if it is written in the chunk or the document title and is not a vaguer form of
 the document's model; otherwise the document's model is used, so neither a hallucination nor
@@ -15,17 +18,25 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNMOutput, drop_product_nouns, make_cnm
+from chop.cnm import CNM, CNMOutput, drop_product_nouns, make_cnm
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
-from chop.state import ChunkDecision, chunk_label
+from chop.state import Chunk, ChunkDecision, DocumentProfile, chunk_label
 from chop.store import store_for
 
 
 def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     chunk, profile = state["chunk"], state["profile"]
+    proposed = state.get("proposed_cnm")
+    if proposed is not None:  # labelled by the joint judgment: checked here, no second call
+        runtime.stream_writer({"event": "decided", "same_topic": False})
+        cnm = checked_cnm(proposed, chunk, profile)
+        return {
+            "labels": [chunk_label(state, cnm, "extracted")],
+            "stats": {"cnm_extracted": 1, "cnm_joint": 1},
+        }
     messages = prompts.render(
         "extract_cnm",
         title=chunk["doc_title"],
@@ -49,15 +60,20 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     if result.value is None:
         label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
         return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
-    cnm = make_cnm(result.value.category, result.value.nouns, result.value.model)
+    raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
+    label = chunk_label(state, checked_cnm(raw, chunk, profile), "extracted")
+    return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}
+
+
+def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
+    """Clean the LLM's CNM and hold its model and category to what the document supports."""
+    cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
     if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
         cnm["model"], profile["model"] or ""
     ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
         cnm["model"] = profile["model"]
     # The category is stable across a document: the profile's wins when there is one.
     cnm["category"] = profile["category"] or cnm["category"]
-    cnm = drop_product_nouns(
+    return drop_product_nouns(
         cnm, cnm["model"], profile["model"], profile["category"], chunk["doc_title"]
     )
-    label = chunk_label(state, cnm, "extracted")
-    return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

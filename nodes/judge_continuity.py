@@ -8,6 +8,8 @@ Modes (Context.continuity_mode):
 - "rules": the signals alone; the ambiguous band is split at its middle.
 Every label records which path decided it. An LLM failure after retries counts as a topic
 shift: a fresh extraction is the safe side (it can only cost a call, not mislabel a chunk).
+With Context.joint_extraction the LLM also labels the chunk in the same call; extract_cnm then
+checks that label instead of asking again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import ContinuityOutput
+from chop.cnm import CNM, ContinuityOutput, JudgedCNMOutput
 from chop.config import Context
 from chop.llm import structured_call
 from chop.state import Chunk, ChunkDecision
@@ -72,6 +74,8 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             "stats": {"continuity_rule": int(reason != "first")},
         }
     assert previous is not None
+    if ctx.joint_extraction:
+        return judge_and_extract(state, previous, runtime)
     messages = prompts.render(
         "continuity",
         title=chunk["doc_title"],
@@ -79,12 +83,7 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         current=chunk["text"][:CONTEXT_CHARS],
     )
     result = structured_call(ctx, store_for(ctx), "continuity", messages, ContinuityOutput)
-    stats = {
-        "continuity_llm": 1,
-        "llm_calls": result.llm_calls,
-        "llm_seconds": result.seconds,
-        "cache_hits": int(result.cached),
-    }
+    stats = call_stats(result.llm_calls, result.seconds, result.cached)
     runtime.stream_writer(
         {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
     )
@@ -95,3 +94,47 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             "stats": {**stats, "continuity_fallbacks": 1},
         }
     return {"same_topic": result.value.same_topic, "decided_by": "llm", "stats": stats}
+
+
+def judge_and_extract(
+    state: ChunkDecision, previous: Chunk, runtime: Runtime[Context]
+) -> dict[str, Any]:
+    """One call for the judgment and, on a shift, the chunk's CNM (checked by extract_cnm)."""
+    ctx = runtime.context
+    chunk = state["chunk"]
+    messages = prompts.render(
+        "judge_and_extract",
+        title=chunk["doc_title"],
+        doc_category=state["profile"]["category"] or "technical",
+        previous=tail(previous["text"], CONTEXT_CHARS),
+        current=chunk["text"],
+    )
+    result = structured_call(ctx, store_for(ctx), "judged_cnm", messages, JudgedCNMOutput)
+    stats = call_stats(result.llm_calls, result.seconds, result.cached)
+    runtime.stream_writer(
+        {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
+    )
+    if result.value is None:
+        return {
+            "same_topic": False,
+            "decided_by": "llm-fallback",
+            "proposed_cnm": None,
+            "stats": {**stats, "continuity_fallbacks": 1},
+        }
+    value = result.value
+    proposed = CNM(category=value.category, nouns=list(value.nouns), model=value.model)
+    return {
+        "same_topic": value.same_topic,
+        "decided_by": "llm",
+        "proposed_cnm": None if value.same_topic else proposed,
+        "stats": stats,
+    }
+
+
+def call_stats(llm_calls: int, seconds: float, cached: bool) -> dict[str, float]:
+    return {
+        "continuity_llm": 1,
+        "llm_calls": llm_calls,
+        "llm_seconds": seconds,
+        "cache_hits": int(cached),
+    }

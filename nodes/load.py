@@ -25,6 +25,7 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
         ctx.continuity_mode,
         ctx.gate_low,
         ctx.gate_high,
+        ctx.joint_extraction,
         chat_model_identity(ctx),
         embedder_name,
     ]

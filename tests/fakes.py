@@ -18,6 +18,8 @@ Responder = Callable[[str, str], str]  # (task, user prompt) -> reply text
 
 def task_of(messages: list[BaseMessage]) -> str:
     system = str(messages[0].content)
+    if "segment and label technical documents" in system:
+        return "judged_cnm"
     if "segment technical documents" in system:
         return "continuity"
     if "label passages" in system:
@@ -47,6 +49,13 @@ def sensible_reply(task: str, user: str) -> str:
         passage = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[0]
         noun = " ".join(passage.split()[:2]).strip(".,#") or "text"
         return json.dumps({"category": "air conditioner", "nouns": [noun], "model": None})
+    if task == "judged_cnm":
+        a, b = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[:2]
+        noun = " ".join(b.split()[:2]).strip(".,#") or "text"
+        same = a.split()[0:1] == b.split()[0:1]
+        return json.dumps(
+            {"same_topic": same, "category": "air conditioner", "nouns": [noun], "model": None}
+        )
     if task == "profile":
         return json.dumps({"category": "air conditioner", "model": title_model(user)})
     if task == "answer":

@@ -236,3 +236,40 @@ def test_headings_and_pages_reach_the_stored_chunks(
     headings = [row["metadata"].get("heading") for row in store.chunks(context.collection)]
     assert any(h and h.endswith("Filter care") for h in headings)
     assert any(h and h.endswith("Tank") for h in headings)
+
+
+def test_a_joint_judgment_labels_a_shift_in_the_same_call(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = llm_context(context, joint_extraction=True)
+    ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=ctx)
+    rows = store.chunks(context.collection)
+    shifts = [r for r in rows[1:] if r["cnm_source"] == "extracted"]
+    assert shifts, "the corpus has a topic shift after its first chunk"
+    assert scripted.count("judged_cnm") == len(rows) - 1, "one call per adjacent pair"
+    assert scripted.count("continuity") == 0
+    assert scripted.count("cnm") == 1, "only the first chunk needs its own extraction"
+    for shift in shifts:  # the joint call's label, checked like an extraction's
+        assert shift["nouns"] == [" ".join(shift["text"].split()[:2]).strip(".,#")]
+        assert shift["model"] == "Coolwave 225B"
+
+
+def test_a_broken_joint_judgment_falls_back_to_a_separate_extraction(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    def broken(task: str, user: str) -> str:
+        if task == "judged_cnm":
+            return '{"same_topic": false, "category": "air conditioner"}'  # no nouns, no model
+        return sensible_reply(task, user)
+
+    scripted.responder = broken
+    ctx = llm_context(context, joint_extraction=True)
+    ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=ctx)
+    rows = store.chunks(context.collection)
+    assert all(r["continuity"] in ("first", "llm-fallback") for r in rows)
+    assert all(r["cnm_source"] == "extracted" for r in rows), "each chunk extracted on its own"
+    assert scripted.count("cnm") == len(rows)
