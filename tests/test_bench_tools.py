@@ -168,3 +168,26 @@ def test_ingest_against_the_stub_end_to_end(context: Context, store: Store, tmp_
     chunks = store.chunks(ctx.collection)
     assert len(chunks) == report["chunks_stored"] == stats["chunks"]
     assert {c["continuity"] for c in chunks} >= {"first", "llm"}
+
+
+def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from bench.continuity_modes import config_args, write_summary
+
+    def results(calls: int, hits: int, hit1: float) -> dict:  # type: ignore[type-arg]
+        stats = {"llm_calls": calls, "cache_hits": hits, "continuity_llm": 3, "cnm_extracted": 2}
+        metrics = {"hit@1": hit1, "mrr@10": 0.5, "ndcg@10": 0.5, "doc@1": 1.0}
+        return {
+            "settings": {"date": "d", "gate": [0.25, 0.55], "joint_extraction": False},
+            "methods": {"chop": {"costs": {"chunks": 10, "extra": {"stats": stats}},
+                                 "metrics": metrics}},
+        }  # fmt: skip
+
+    for name, (calls, hits, hit1) in {"llm": (9, 11, 0.5), "gate": (0, 4, 0.4)}.items():
+        folder = tmp_path / name / "pair"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps(results(calls, hits, hit1)))
+    text = write_summary(tmp_path)
+    assert "| pair | llm | - |  | 10 | 2.000 |" in text
+    assert "| pair | gate | 0.25–0.55 |  | 10 | 0.400 |" in text
+    assert text.index("| pair | llm") < text.index("| pair | gate")
+    assert config_args("gate_h45") == (["--continuity-mode", "gate"], {"CHOP_GATE_HIGH": "0.45"})
