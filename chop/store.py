@@ -101,6 +101,8 @@ def validate_collection(name: str) -> str:
     return name
 
 
+EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (see search)
+
 _embedded_lock = threading.Lock()
 _embedded_urls: dict[Path, str] = {}
 
@@ -462,7 +464,10 @@ class Store:
         """Top-k chunks by cosine similarity, or by vector+full-text RRF when ``query_text``.
 
         Ties (identical chunks of twin manuals) are broken by document title, then chunk order.
-        Filtered HNSW scans use pgvector's iterative scan, so a filter still returns k rows.
+        A filter that leaves at most EXACT_SCAN_ROWS rows is searched exactly (its rows come
+        from the btree indexes; exact distances over a few thousand rows beat an HNSW walk
+        that must skip 99% of the graph); a broader filter uses pgvector's iterative HNSW scan,
+        so it still returns k rows.
         """
         if not self.collection_exists(collection):
             return []
@@ -470,6 +475,7 @@ class Store:
         vector = np.asarray(embedding, dtype=np.float32)
         where = where or SearchFilter()
         conditions, params = _filter_sql(where)
+        filter_params = dict(params)
         pool_size = max(k * 8, 40)
         params.update(
             q=vector,
@@ -481,6 +487,12 @@ class Store:
             text=query_text or "",
         )
         filter_clause = sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
+        source: sql.Composable = chunks
+        if conditions and self._at_most(chunks, filter_clause, filter_params, EXACT_SCAN_ROWS):
+            # OFFSET 0 keeps the filtered rows a subquery, so ORDER BY cannot use HNSW
+            source = sql.SQL("(SELECT * FROM {} WHERE {} OFFSET 0) AS f").format(
+                chunks, filter_clause
+            )
         columns = sql.SQL(
             "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
             "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
@@ -494,7 +506,7 @@ class Store:
                 """
                 WITH vec AS (
                     SELECT id, row_number() OVER (ORDER BY d, doc_title, chunk_index) AS r FROM (
-                        SELECT id, doc_title, chunk_index, embedding <=> %(q)s AS d FROM {chunks}
+                        SELECT id, doc_title, chunk_index, embedding <=> %(q)s AS d FROM {source}
                         WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) s),
                 terms AS (SELECT to_tsquery('english',
                     replace(plainto_tsquery('english', %(text)s)::text, '&', '|')) AS tq),
@@ -514,13 +526,14 @@ class Store:
             query = sql.SQL(
                 """
                 SELECT {columns}, 1 - c.d + {boost_sql} AS score FROM (
-                    SELECT *, embedding <=> %(q)s AS d FROM {chunks}
+                    SELECT *, embedding <=> %(q)s AS d FROM {source}
                     WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c
                 ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
                 """
             )
         statement = query.format(
             chunks=chunks,
+            source=source,
             filter=filter_clause,
             columns=columns,
             boost_sql=boost_sql,
@@ -538,6 +551,18 @@ class Store:
             self._existing.discard(collection)
             return []
         return [_hit(row) for row in rows]
+
+    def _at_most(
+        self, chunks: sql.Identifier, condition: sql.Composable, params: dict[str, Any], n: int
+    ) -> bool:
+        """Whether ``condition`` matches at most ``n`` rows; reads at most n + 1 index entries."""
+        query = sql.SQL("SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {}) s").format(
+            chunks, condition, sql.Literal(n + 1)
+        )
+        with self.pool.connection() as conn:
+            row = conn.execute(query, params).fetchone()
+            conn.rollback()
+        return row is not None and int(row[0]) <= n
 
     # ------------------------------------------------------------- LLM cache
     def cache_get(self, key: str) -> Any | None:

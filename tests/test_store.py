@@ -121,6 +121,27 @@ def test_a_filtered_search_returns_k_rows_even_when_the_match_is_rare(
     assert len(hits) == 5 and {h.model for h in hits} == {"Rare 1"}
 
 
+def test_a_selective_filter_is_searched_exactly_and_a_broad_one_through_hnsw(
+    store: Store, collection: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(1)
+    vectors = [unit(*rng.normal(size=DIM)) for _ in range(300)]
+    rows = [row("bulk", i, v, model="Common" if i % 10 else "Tenth") for i, v in enumerate(vectors)]
+    store.replace_document(collection, record("bulk", len(rows)), rows)
+    query = unit(1, 1)
+    tenth = [i for i in range(300) if i % 10 == 0]
+    exact = sorted(tenth, key=lambda i: -float(np.dot(vectors[i], query)))[:5]
+
+    def top(model: str) -> list[int]:
+        hits = store.search(collection, query, 5, where=SearchFilter(model=model))
+        return [h.chunk_index for h in hits]
+
+    assert top("tenth") == exact, "30 matching rows: exact distances"
+    monkeypatch.setattr("chop.store.EXACT_SCAN_ROWS", 10)
+    assert len(top("tenth")) == 5, "over the limit: the iterative HNSW scan still returns k"
+    assert len(top("common")) == 5
+
+
 def test_filter_values_are_parameters_not_sql(store: Store, collection: str) -> None:
     store.replace_document(collection, record("a", 1), [row("a", 0, unit(1), model="M")])
     hostile = SearchFilter(model="x' OR '1'='1", category="'; DROP TABLE chop_llm_cache; --")
