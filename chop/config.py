@@ -112,6 +112,11 @@ class Context:
         "Reuse LLM answers stored for the same model and prompt.",
     )
     k: int = _described(_env_int("CHOP_K", 5), "Chunks retrieved per question.")
+    ef_search: int = _described(
+        _env_int("CHOP_EF_SEARCH", 100),
+        "HNSW candidate list per search (pgvector hnsw.ef_search): higher finds more of the "
+        "true nearest chunks in large collections, and takes longer.",
+    )
     search: SearchMode = _described(
         _env("CHOP_SEARCH", "vector"),
         "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank.",

@@ -63,7 +63,9 @@ def retrieve_for_question(
     use = ctx.query_cnm in ("boost", "filter") and not every_document
     where = SearchFilter(doc_ids=tuple(doc_ids)) if doc_ids else SearchFilter(model=matched.model)
     if use and ctx.query_cnm == "filter" and matched.model:
-        hits = store.search(ctx.collection, vector, k, where=where, query_text=text)
+        hits = store.search(
+            ctx.collection, vector, k, where=where, query_text=text, ef_search=ctx.ef_search
+        )
         note = f"filtered to {matched.model}"
         if not hits:
             note = f"no chunk of {matched.model}; searched all"
@@ -76,6 +78,7 @@ def retrieve_for_question(
             boost_doc_ids=doc_ids if use else (),
             boost=MODEL_BOOST,
             query_text=text,
+            ef_search=ctx.ef_search,
         )
         if use and matched.model and not note:
             note = f"boosted {matched.model}"

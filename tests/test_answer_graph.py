@@ -103,3 +103,19 @@ def test_naming_the_only_manual_neither_boosts_nor_declines(
     result = ask("[Samsung Smart TV remote] How often do I clean the filter?", context=ctx)
     assert result["answerable"] is True and result["citations"] == [1]
     assert result["retrieval_note"] == ""
+
+
+def test_the_hnsw_candidate_list_comes_from_the_context(  # type: ignore[no-untyped-def]
+    context: Context, store, scripted, monkeypatch
+) -> None:
+    ctx = twin_manuals(context).with_overrides(ef_search=250)
+    seen: list[int] = []
+    search = type(store).search
+
+    def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs["ef_search"])
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "search", spy)
+    result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
+    assert seen == [250] and result["sources"][0]["model"] == "Coolwave 330C"
