@@ -41,13 +41,9 @@ class ContinuityOutput(BaseModel):
     same_topic: bool
 
 
-class JudgedCNMOutput(BaseModel):
+# pydantic takes the bases' fields from the last base to the first: same_topic comes first.
+class JudgedCNMOutput(CNMOutput, ContinuityOutput):
     """The judgment and the next chunk's CNM in one call (Context.joint_extraction)."""
-
-    same_topic: bool
-    category: ShortText = Field(description="broad product family or document kind")
-    nouns: list[ShortText] = Field(min_length=1, max_length=2, description="1-2 key nouns")
-    model: ShortText | None = Field(description="product model or series, or null")
 
 
 class CNM(TypedDict):

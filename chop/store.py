@@ -487,15 +487,10 @@ class Store:
             text=query_text or "",
         )
         filter_clause = sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("TRUE")
-        source: sql.Composable = chunks
-        if (
-            conditions
-            and self._estimated_rows(chunks, filter_clause, filter_params) <= EXACT_SCAN_ROWS
-        ):
-            # OFFSET 0 keeps the filtered rows a subquery, so ORDER BY cannot use HNSW
-            source = sql.SQL("(SELECT * FROM {} WHERE {} OFFSET 0) AS f").format(
-                chunks, filter_clause
-            )
+        # OFFSET 0 keeps the filtered rows a subquery, so ORDER BY cannot use HNSW
+        exact_source = sql.SQL("(SELECT * FROM {} WHERE {} OFFSET 0) AS f").format(
+            chunks, filter_clause
+        )
         columns = sql.SQL(
             "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
             "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
@@ -534,16 +529,19 @@ class Store:
                 ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
                 """
             )
-        statement = query.format(
-            chunks=chunks,
-            source=source,
-            filter=filter_clause,
-            columns=columns,
-            boost_sql=boost_sql,
-            rrf=sql.Literal(RRF_K),
-        )
         try:
             with self.transaction() as conn:
+                exact = bool(conditions) and (
+                    _estimated_rows(conn, chunks, filter_clause, filter_params) <= EXACT_SCAN_ROWS
+                )
+                statement = query.format(
+                    chunks=chunks,
+                    source=exact_source if exact else chunks,
+                    filter=filter_clause,
+                    columns=columns,
+                    boost_sql=boost_sql,
+                    rrf=sql.Literal(RRF_K),
+                )
                 conn.execute(
                     sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search))
                 )
@@ -554,17 +552,6 @@ class Store:
             self._existing.discard(collection)
             return []
         return [_hit(row) for row in rows]
-
-    def _estimated_rows(
-        self, chunks: sql.Identifier, condition: sql.Composable, params: dict[str, Any]
-    ) -> int:
-        """The planner's estimate of the rows ``condition`` matches (its column statistics;
-        well under a millisecond, where counting a common model's rows takes tens)."""
-        query = sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE {}").format(chunks, condition)
-        with self.pool.connection() as conn:
-            row = conn.execute(query, params).fetchone()
-            conn.rollback()
-        return int(row[0][0]["Plan"]["Plan Rows"]) if row else 0
 
     # ------------------------------------------------------------- LLM cache
     def cache_get(self, key: str) -> Any | None:
@@ -580,6 +567,16 @@ class Store:
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()",
                 (key, model, Jsonb(value)),
             )
+
+
+def _estimated_rows(
+    conn: psycopg.Connection, chunks: sql.Identifier, condition: sql.Composable, params: Any
+) -> int:
+    """The planner's estimate of the rows ``condition`` matches (its column statistics;
+    well under a millisecond, where counting a common model's rows takes tens)."""
+    query = sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE {}").format(chunks, condition)
+    row = conn.execute(query, params).fetchone()
+    return int(row[0][0]["Plan"]["Plan Rows"]) if row else 0
 
 
 def _hit(row: Sequence[Any]) -> Hit:

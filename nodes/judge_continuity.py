@@ -74,43 +74,31 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             "stats": {"continuity_rule": int(reason != "first")},
         }
     assert previous is not None
-    if ctx.joint_extraction:
-        return judge_and_extract(state, previous, runtime)
-    messages = prompts.render(
-        "continuity",
-        title=chunk["doc_title"],
-        previous=tail(previous["text"], CONTEXT_CHARS),
-        current=chunk["text"][:CONTEXT_CHARS],
-    )
-    result = structured_call(ctx, store_for(ctx), "continuity", messages, ContinuityOutput)
-    stats = call_stats(result.llm_calls, result.seconds, result.cached)
-    runtime.stream_writer(
-        {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
-    )
-    if result.value is None:
-        return {
-            "same_topic": False,
-            "decided_by": "llm-fallback",
-            "stats": {**stats, "continuity_fallbacks": 1},
-        }
-    return {"same_topic": result.value.same_topic, "decided_by": "llm", "stats": stats}
-
-
-def judge_and_extract(
-    state: ChunkDecision, previous: Chunk, runtime: Runtime[Context]
-) -> dict[str, Any]:
-    """One call for the judgment and, on a shift, the chunk's CNM (checked by extract_cnm)."""
-    ctx = runtime.context
-    chunk = state["chunk"]
-    messages = prompts.render(
-        "judge_and_extract",
-        title=chunk["doc_title"],
-        doc_category=state["profile"]["category"] or "technical",
-        previous=tail(previous["text"], CONTEXT_CHARS),
-        current=chunk["text"],
-    )
-    result = structured_call(ctx, store_for(ctx), "judged_cnm", messages, JudgedCNMOutput)
-    stats = call_stats(result.llm_calls, result.seconds, result.cached)
+    schema: type[ContinuityOutput]
+    if ctx.joint_extraction:  # one call for the judgment and, on a shift, the chunk's CNM
+        task, schema = "judged_cnm", JudgedCNMOutput
+        messages = prompts.render(
+            "judge_and_extract",
+            title=chunk["doc_title"],
+            doc_category=state["profile"]["category"] or "technical",
+            previous=tail(previous["text"], CONTEXT_CHARS),
+            current=chunk["text"],
+        )
+    else:
+        task, schema = "continuity", ContinuityOutput
+        messages = prompts.render(
+            "continuity",
+            title=chunk["doc_title"],
+            previous=tail(previous["text"], CONTEXT_CHARS),
+            current=chunk["text"][:CONTEXT_CHARS],
+        )
+    result = structured_call(ctx, store_for(ctx), task, messages, schema)
+    stats = {
+        "continuity_llm": 1,
+        "llm_calls": result.llm_calls,
+        "llm_seconds": result.seconds,
+        "cache_hits": int(result.cached),
+    }
     runtime.stream_writer(
         {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
     )
@@ -122,19 +110,12 @@ def judge_and_extract(
             "stats": {**stats, "continuity_fallbacks": 1},
         }
     value = result.value
-    proposed = CNM(category=value.category, nouns=list(value.nouns), model=value.model)
+    proposed = None
+    if isinstance(value, JudgedCNMOutput) and not value.same_topic:  # checked by extract_cnm
+        proposed = CNM(category=value.category, nouns=list(value.nouns), model=value.model)
     return {
         "same_topic": value.same_topic,
         "decided_by": "llm",
-        "proposed_cnm": None if value.same_topic else proposed,
+        "proposed_cnm": proposed,
         "stats": stats,
-    }
-
-
-def call_stats(llm_calls: int, seconds: float, cached: bool) -> dict[str, float]:
-    return {
-        "continuity_llm": 1,
-        "llm_calls": llm_calls,
-        "llm_seconds": seconds,
-        "cache_hits": int(cached),
     }
