@@ -153,6 +153,21 @@ class ExactTopK:
 
 
 # --------------------------------------------------------------------------- loading
+def track_exact(
+    exact: dict[str, ExactTopK],
+    counts: dict[str, int],
+    variants: dict[str, int | None],
+    ids: np.ndarray,
+    vectors: np.ndarray,
+    models: np.ndarray,
+) -> None:
+    """Feed one batch of rows to each variant's exact top-k (and count the rows it matches)."""
+    for name, model_index in variants.items():
+        mask = np.ones(len(models), bool) if model_index is None else models == model_index
+        exact[name].add(ids[mask], vectors[mask])
+        counts[name] += int(mask.sum())
+
+
 def load_collection(
     store: Store,
     collection: str,
@@ -174,10 +189,7 @@ def load_collection(
         counts = {name: 0 for name in variants}
         for start, vectors, models in data.batches():
             ids = np.arange(start + 1, start + 1 + len(vectors), dtype=np.int64)
-            for name, model_index in variants.items():
-                mask = np.ones(len(models), bool) if model_index is None else models == model_index
-                exact[name].add(ids[mask], vectors[mask])
-                counts[name] += int(mask.sum())
+            track_exact(exact, counts, variants, ids, vectors, models)
         return {**previous, "reused": True}, exact, counts
     store.drop_collection(collection)
     store.ensure_collection(collection, DIM)
@@ -241,10 +253,7 @@ def load_collection(
                         vectors[i],
                     )
                 )
-        for name, model_index in variants.items():
-            mask = np.ones(len(models), bool) if model_index is None else models == model_index
-            exact[name].add(ids[mask], vectors[mask])
-            counts[name] += int(mask.sum())
+        track_exact(exact, counts, variants, ids, vectors, models)
         log(f"  copied {start + len(vectors):,} / {data.rows:,} rows")
     timings["generate_and_copy_s"] = time.perf_counter() - started
 
