@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from chop.models import Tokenizer
+
+MIN_CHUNKS_FOR_BACKGROUND = 5  # fewer chunks give too few pairs to know the background
 
 _sentence_end = re.compile(r"(?<=[.!?:;])\s+|\n+")
 
@@ -74,3 +78,39 @@ def _trim(text: str, start: int, end: int) -> TextSpan:
     while end > start and text[end - 1].isspace():
         end -= 1
     return TextSpan(start, end)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def background_similarity(vectors: np.ndarray) -> float | None:
+    """Mean cosine over all pairs of chunks at least two apart (exact, O(n)); None if too few."""
+    count = len(vectors)
+    if count < MIN_CHUNKS_FOR_BACKGROUND:
+        return None
+    unit = unit_rows(vectors)
+    adjacent = float(np.sum(unit[1:] * unit[:-1]))
+    total = unit.sum(axis=0)
+    ordered_pairs = float(total @ total) - count  # every i != j
+    return (ordered_pairs - 2 * adjacent) / ((count - 1) * (count - 2))
+
+
+def relative_adjacent_similarity(vectors: np.ndarray) -> list[float | None]:
+    """Each chunk's cosine to the previous one, measured against the document's background.
+
+    0 means "as similar as two chunks far apart in this document", 1 means identical.
+    Embedders differ in where unrelated text lands (MiniLM near 0.25, E5-style models near
+    0.75) and so do documents (a financial report is more uniform than a phone manual); on
+    this scale one gate band fits them all: it is unchanged by any map cos -> a + (1 - a) cos.
+    Too short a document, or one whose chunks are all alike, has no background: None, and the
+    gate leaves such pairs to the LLM.
+    """
+    result: list[float | None] = [None] * len(vectors)
+    background = background_similarity(vectors)
+    if background is None or background > 1 - 1e-6:
+        return result
+    unit = unit_rows(vectors)
+    for i, cosine in enumerate(np.sum(unit[1:] * unit[:-1], axis=1), start=1):
+        result[i] = (float(cosine) - background) / (1 - background)
+    return result

@@ -91,12 +91,15 @@ class Context:
         "the LLM the rest; 'rules': no LLM for continuity.",
     )
     gate_low: float = _described(
-        _env_float("CHOP_GATE_LOW", 0.25),
-        "Gate: adjacent-chunk cosine below this is a topic shift without asking the LLM.",
+        _env_float("CHOP_GATE_LOW", 0.0),
+        "Gate: adjacent chunks less similar than this are a topic shift without asking the "
+        "LLM. Similarity is relative to the document's background: 0 = like two chunks far "
+        "apart, 1 = identical, whatever the embedder.",
     )
     gate_high: float = _described(
-        _env_float("CHOP_GATE_HIGH", 0.55),
-        "Gate: adjacent-chunk cosine above this is a continuation without asking the LLM.",
+        _env_float("CHOP_GATE_HIGH", 0.4),
+        "Gate: adjacent chunks at least this similar (relative, as gate_low) continue the "
+        "topic without asking the LLM.",
     )
     joint_extraction: bool = _described(
         field(default_factory=lambda: os.environ.get("CHOP_JOINT_EXTRACTION", "0") == "1"),

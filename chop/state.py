@@ -29,7 +29,7 @@ class Chunk(TypedDict):
     char_end: int
     content_hash: str
     metadata: dict[str, Any]
-    similarity_to_previous: float | None  # cosine of raw embeddings: a gate signal
+    similarity_to_previous: float | None  # gate signal: cosine above the document's background
 
 
 class DocumentProfile(TypedDict):

@@ -3,8 +3,9 @@
 Modes (Context.continuity_mode):
 - "llm": the paper: the LLM judges every adjacent pair.
 - "gate" (default): clear pairs are decided by cheap signals, only the ambiguous band goes to
-  the LLM. Signals: the first chunk of a document; a change of heading; the cosine similarity
-  of the two chunks' embeddings (above gate_high: same topic; below gate_low: a shift).
+  the LLM. Signals: the first chunk of a document; a change of heading; the similarity of the
+  two chunks' embeddings, relative to the document's background (above gate_high: same topic;
+  below gate_low: a shift; unknown in very short documents: the LLM decides).
 - "rules": the signals alone; the ambiguous band is split at its middle.
 Every label records which path decided it. An LLM failure after retries counts as a topic
 shift: a fresh extraction is the safe side (it can only cost a call, not mislabel a chunk).

@@ -1,7 +1,8 @@
 """split: cut the document into token-sized chunks, in order, and measure adjacent similarity.
 
 The similarity of each chunk to the one before it is the cheapest continuity signal; the gate
-in judge_continuity reads it, so it is computed once here for the whole document.
+in judge_continuity reads it, so it is computed once here for the whole document, relative to
+the document's background similarity (see chop.chunking.relative_adjacent_similarity).
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 from langgraph.runtime import Runtime
 
-from chop.chunking import token_windows
+from chop.chunking import relative_adjacent_similarity, token_windows
 from chop.config import Context
 from chop.documents import content_hash, span_meta_at
 from chop.models import get_embedder
@@ -44,7 +44,7 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         started = time.perf_counter()
         vectors = embedder.embed([c["text"] for c in chunks])
         seconds = time.perf_counter() - started
-        for i in range(1, len(chunks)):
-            chunks[i]["similarity_to_previous"] = float(np.dot(vectors[i], vectors[i - 1]))
+        for chunk, similarity in zip(chunks, relative_adjacent_similarity(vectors), strict=True):
+            chunk["similarity_to_previous"] = similarity
     runtime.stream_writer({"event": "split", "doc_id": document["doc_id"], "chunks": len(chunks)})
     return {"chunks": chunks, "stats": {"chunks": len(chunks), "embed_seconds": seconds}}

@@ -1,0 +1,72 @@
+"""Chunk windows and the gate's similarity signal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chop.chunking import (
+    MIN_CHUNKS_FOR_BACKGROUND,
+    background_similarity,
+    relative_adjacent_similarity,
+    unit_rows,
+)
+
+
+def topic_runs(rng: np.random.Generator, topics: int, per_topic: int, dim: int = 64) -> np.ndarray:
+    """Chunks in runs: each run's chunks are noisy copies of one topic direction."""
+    centres = rng.normal(size=(topics, dim))
+    rows = [c + 0.6 * rng.normal(size=dim) for c in centres for _ in range(per_topic)]
+    return unit_rows(np.array(rows))
+
+
+def compressed(vectors: np.ndarray, floor: float) -> np.ndarray:
+    """The same chunks as an anisotropic embedder sees them: cos -> floor + (1 - floor) cos."""
+    common = np.ones((len(vectors), 1))  # a direction every embedding shares
+    return np.hstack([np.sqrt(1 - floor) * vectors, np.sqrt(floor) * common])
+
+
+def test_the_first_chunk_has_no_previous_chunk() -> None:
+    similarity = relative_adjacent_similarity(topic_runs(np.random.default_rng(0), 3, 4))
+    assert similarity[0] is None
+    assert all(s is not None for s in similarity[1:])
+
+
+def test_neighbours_within_a_topic_score_above_neighbours_across_topics() -> None:
+    similarity = relative_adjacent_similarity(topic_runs(np.random.default_rng(1), 4, 5))
+    within = [s for i, s in enumerate(similarity) if i and i % 5]
+    across = [s for i, s in enumerate(similarity) if i and not i % 5]
+    assert min(within) > max(across)  # type: ignore[type-var]
+    assert max(across) < 0.2  # type: ignore[operator]  # about as similar as distant chunks
+
+
+@pytest.mark.parametrize("floor", [0.3, 0.75])
+def test_the_scale_does_not_depend_on_where_the_embedder_puts_unrelated_text(
+    floor: float,
+) -> None:
+    vectors = topic_runs(np.random.default_rng(2), 4, 5)
+    squeezed = compressed(vectors, floor)
+
+    def adjacent_cosines(rows: np.ndarray) -> np.ndarray:
+        return np.sum(rows[1:] * rows[:-1], axis=1)
+
+    assert adjacent_cosines(squeezed) == pytest.approx(
+        floor + (1 - floor) * adjacent_cosines(vectors)
+    )  # a fixed cosine band would judge the two embedders' pairs differently
+    assert relative_adjacent_similarity(squeezed) == pytest.approx(
+        relative_adjacent_similarity(vectors)
+    )
+
+
+def test_the_background_is_the_mean_cosine_of_chunks_at_least_two_apart() -> None:
+    vectors = topic_runs(np.random.default_rng(4), 3, 3)
+    cosines = vectors @ vectors.T
+    far = [cosines[i, j] for i in range(9) for j in range(9) if abs(i - j) >= 2]
+    assert background_similarity(vectors) == pytest.approx(np.mean(far))
+
+
+def test_short_or_uniform_documents_leave_the_decision_to_the_llm() -> None:
+    short = topic_runs(np.random.default_rng(3), 1, MIN_CHUNKS_FOR_BACKGROUND - 1)
+    assert relative_adjacent_similarity(short) == [None] * len(short)
+    uniform = np.tile(unit_rows(np.ones((1, 8))), (6, 1))
+    assert relative_adjacent_similarity(uniform) == [None] * 6
