@@ -53,7 +53,7 @@ from bench.metrics import (
     token_f1,
 )
 from chop.chunking import TextSpan
-from chop.config import Context
+from chop.config import GATE_BAND, Context
 from chop.documents import content_hash
 from chop.models import Embedder, ModelUnavailable, chat_model_identity, get_embedder
 from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
@@ -121,13 +121,16 @@ def log(message: str) -> None:
 # --------------------------------------------------------------------------- indexing
 def collection_name(subset: str, method: str, variant: str = "") -> str:
     """chop's default settings keep the plain name the options benchmark reads; other variants
-    (continuity mode, joint extraction) get their own collection so they do not overwrite it."""
+    (continuity mode, gate band, joint extraction) get their own collection so they do not
+    overwrite it."""
     suffix = f"_{variant}" if method == "chop" and variant else ""
     return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}{suffix}".lower())
 
 
 def chop_variant(ctx: Context) -> str:
-    parts = [ctx.continuity_mode] if ctx.continuity_mode != "gate" else []
+    parts: list[str] = [ctx.continuity_mode] if ctx.continuity_mode != "gate" else []
+    if ctx.continuity_mode != "llm" and (ctx.gate_low, ctx.gate_high) != GATE_BAND:
+        parts.append(f"band_{ctx.gate_low:g}_{ctx.gate_high:g}")
     return "_".join(parts + (["joint"] if ctx.joint_extraction else []))
 
 

@@ -24,6 +24,9 @@ def _env_int(name: str, default: int) -> Any:
     return field(default_factory=lambda: int(os.environ.get(name, str(default))))
 
 
+GATE_BAND = (0.0, 0.4)  # the gate's default band, on the relative similarity scale
+
+
 def _env_float(name: str, default: float) -> Any:
     return field(default_factory=lambda: float(os.environ.get(name, str(default))))
 
@@ -91,13 +94,13 @@ class Context:
         "the LLM the rest; 'rules': no LLM for continuity.",
     )
     gate_low: float = _described(
-        _env_float("CHOP_GATE_LOW", 0.0),
+        _env_float("CHOP_GATE_LOW", GATE_BAND[0]),
         "Gate: adjacent chunks less similar than this are a topic shift without asking the "
         "LLM. Similarity is relative to the document's background: 0 = like two chunks far "
         "apart, 1 = identical, whatever the embedder.",
     )
     gate_high: float = _described(
-        _env_float("CHOP_GATE_HIGH", 0.4),
+        _env_float("CHOP_GATE_HIGH", GATE_BAND[1]),
         "Gate: adjacent chunks at least this similar (relative, as gate_low) continue the "
         "topic without asking the LLM.",
     )

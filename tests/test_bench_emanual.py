@@ -15,9 +15,17 @@ import numpy as np
 import pytest
 
 from bench.chunkers import cosine_spans, sentence_units
-from bench.emanual import DEFAULT_DATA, collection_name, main, resolve_data, tie_orders
+from bench.emanual import (
+    DEFAULT_DATA,
+    chop_variant,
+    collection_name,
+    main,
+    resolve_data,
+    tie_orders,
+)
 from bench.emanual_data import Section, build_manual, device_name, match_gold, slug
 from bench.metrics import dcg_at_k, hit_at_k, mrr_at_k, ndcg_at_k, token_f1
+from chop.config import GATE_BAND, Context
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -127,6 +135,21 @@ def test_names_and_collections() -> None:
     assert device_name(Path("Galaxy_Tab_A_10.1.json")) == "Galaxy Tab A 10.1"
     assert slug("Galaxy Note 10+") == "emanual/galaxy-note-10-plus"
     assert collection_name("pair", "naive") == "bench_pair_naive"
+
+
+def test_each_chop_variant_indexes_into_its_own_collection() -> None:
+    default = Context(continuity_mode="gate", gate_low=GATE_BAND[0], gate_high=GATE_BAND[1])
+    variants = [
+        default,
+        default.with_overrides(continuity_mode="llm"),
+        default.with_overrides(gate_high=0.3),
+        default.with_overrides(continuity_mode="rules", gate_high=0.3),
+        default.with_overrides(joint_extraction=True),
+    ]
+    names = [collection_name("tv", "chop", chop_variant(v)) for v in variants]
+    assert names[0] == "bench_tv_chop"  # the default: what bench.retrieval_options reads
+    assert names[2] == "bench_tv_chop_band_0_0_3"
+    assert len(set(names)) == len(names)
 
 
 # --------------------------------------------------------------------------- chunkers

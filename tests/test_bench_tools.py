@@ -191,3 +191,4 @@ def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path) -> None: 
     assert "| pair | gate | 0.25–0.55 |  | 10 | 0.400 |" in text
     assert text.index("| pair | llm") < text.index("| pair | gate")
     assert config_args("gate_h45") == (["--continuity-mode", "gate"], {"CHOP_GATE_HIGH": "0.45"})
+    assert config_args("rules_h30") == (["--continuity-mode", "rules"], {"CHOP_GATE_HIGH": "0.30"})
