@@ -112,11 +112,21 @@ def model_from_title(title: str) -> str | None:
     return clean_field(_generic_title_words.sub(" ", title))
 
 
-def drop_product_nouns(cnm: CNM, *names: str | None) -> CNM:
-    """Nouns that merely repeat the model or title say nothing about the topic."""
-    banned = [set(tokens(n)) for n in names if n]
-    kept = [n for n in cnm["nouns"] if not any(set(tokens(n)) <= b for b in banned if b)]
-    return CNM(category=cnm["category"], nouns=kept, model=cnm["model"])
+def names_product(text: str, *names: str | None) -> bool:
+    """Whether ``text`` only repeats a product name or title ("Galaxy S10", "S10")."""
+    words = set(tokens(text))
+    return bool(words) and any(words <= set(tokens(n)) for n in names if n)
+
+
+def drop_product_names(cnm: CNM, *names: str | None) -> CNM:
+    """A category that merely repeats the model or a product name (``names``: the document's
+    model, its title), or a noun that repeats those or the category, says nothing about the
+    topic: "Galaxy S10 | Galaxy S10 | ..." only doubles the model."""
+    category = cnm["category"]
+    if category and names_product(category, cnm["model"], *names):
+        category = None
+    kept = [n for n in cnm["nouns"] if not names_product(n, cnm["model"], cnm["category"], *names)]
+    return CNM(category=category, nouns=kept, model=cnm["model"])
 
 
 def prefix_line(cnm: CNM) -> str:

@@ -24,7 +24,7 @@ def _env_int(name: str, default: int) -> Any:
     return field(default_factory=lambda: int(os.environ.get(name, str(default))))
 
 
-GATE_BAND = (0.0, 0.4)  # the gate's default band, on the relative similarity scale
+GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity scale
 
 
 def _env_float(name: str, default: float) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, CNMOutput, drop_product_nouns, make_cnm
+from chop.cnm import CNM, CNMOutput, drop_product_names, make_cnm
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
@@ -74,6 +74,4 @@ def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
         cnm["model"] = profile["model"]
     # The category is stable across a document: the profile's wins when there is one.
     cnm["category"] = profile["category"] or cnm["category"]
-    return drop_product_nouns(
-        cnm, cnm["model"], profile["model"], profile["category"], chunk["doc_title"]
-    )
+    return drop_product_names(cnm, profile["model"], chunk["doc_title"])

@@ -11,7 +11,13 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import DocumentProfileOutput, clean_category, clean_field, model_from_title
+from chop.cnm import (
+    DocumentProfileOutput,
+    clean_category,
+    clean_field,
+    model_from_title,
+    names_product,
+)
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
@@ -38,9 +44,10 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
         source: Literal["llm", "title"] = "llm"
         if model is None and (model := model_from_title(title)):
             source = "title"
-        profile = DocumentProfile(
-            category=clean_category(result.value.category), model=model, source=source
-        )
+        category = clean_category(result.value.category)
+        if category and names_product(category, model, title):
+            category = None  # "Galaxy S10" is the model, not a product category
+        profile = DocumentProfile(category=category, model=model, source=source)
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
         "profile": profile,

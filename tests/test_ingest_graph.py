@@ -6,6 +6,7 @@ import itertools
 import json
 
 from chop.api import ingest
+from chop.cnm import CNM, drop_product_names, prefix_line
 from chop.config import Context
 from chop.documents import make_document
 from chop.state import Chunk
@@ -221,6 +222,17 @@ def test_odd_cnm_values_are_cleaned_and_over_long_ones_rejected(
     assert "xxxx" not in first_of_b["prefix"], "rejected after retries, not stored"
     assert any(flag.startswith("cnm_failed") for flag in first_of_b["flags"])
     assert first_of_b["model"] == "Coolwave 330C", "the document profile fills in"
+
+
+def test_a_category_or_noun_that_only_names_the_product_is_dropped() -> None:
+    doubled = CNM(category="Galaxy S10", nouns=["S10", "Wireless PowerShare"], model="Galaxy S10")
+    cleaned = drop_product_names(doubled, "Galaxy S10", "Galaxy S10 User Manual")
+    assert cleaned == CNM(category=None, nouns=["Wireless PowerShare"], model="Galaxy S10")
+    assert prefix_line(cleaned) == "Galaxy S10 | Wireless PowerShare"
+    topical = CNM(category="smartphone", nouns=["smartphone", "rear camera"], model="Galaxy S10")
+    assert drop_product_names(topical, "Galaxy S10") == CNM(
+        category="smartphone", nouns=["rear camera"], model="Galaxy S10"
+    )
 
 
 def test_headings_and_pages_reach_the_stored_chunks(
