@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+import prompts
 from chop.config import Context
 from chop.documents import Problem, SourceDocument
 from chop.loaders import load_paths
@@ -16,10 +17,17 @@ from chop.models import chat_model_identity, get_embedder
 from chop.state import IngestState
 from chop.store import store_for
 
+LABELLING_VERSION = 2  # bump when code that shapes stored labels or prefixes changes
+INGEST_PROMPTS = ("profile_document", "continuity", "judge_and_extract", "extract_cnm")
+
 
 def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> str:
-    """Changes when the document or any setting that shapes its stored chunks changes."""
+    """Changes when the document, any setting or prompt that shapes its stored chunks, or the
+    labelling code changes: an edited prompt re-labels on the next ingest (unchanged LLM
+    answers still come from the cache)."""
     settings = [
+        LABELLING_VERSION,
+        [prompts.template(name) for name in INGEST_PROMPTS],
         ctx.chunk_tokens,
         ctx.chunk_overlap,
         ctx.continuity_mode,

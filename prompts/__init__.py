@@ -31,6 +31,11 @@ def prompt_path(name: str) -> Path:
     return folder / f"{name}.md"
 
 
+def template(name: str) -> tuple[str, str]:
+    """The (system, user) templates of prompt ``name``, as the files hold them."""
+    return _load(prompt_path(name))
+
+
 def render(name: str, **values: object) -> list[BaseMessage]:
     """The chat messages of prompt ``name`` with ``values`` filled in."""
     system, user = _load(prompt_path(name))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+from pathlib import Path
 
+import prompts
 from chop.api import ingest
 from chop.cnm import CNM, drop_product_names, prefix_line
 from chop.config import Context
@@ -129,6 +132,29 @@ def test_unchanged_documents_cost_nothing_and_changed_ones_are_replaced(
     removed = ingest(delete=["b"], context=ctx)
     assert removed["deleted"] == 1
     assert store.chunks(context.collection, "b") == []
+
+
+def test_an_edited_extraction_prompt_relabels_documents_on_the_next_ingest(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,
+    tmp_path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = llm_context(context, use_cache=True)
+    docs = [manual("a", "Coolwave 225B", FILTER, TANK)]
+    assert ingest(documents=docs, context=ctx)["added"] == 1
+    calls = len(scripted.calls)
+    edited = tmp_path / "prompts"
+    shutil.copytree(Path(prompts.__file__).parent, edited, ignore=shutil.ignore_patterns("*.py*"))
+    extract = edited / "extract_cnm.md"
+    extract.write_text(extract.read_text() + "\nName the part, not the action.\n")
+    monkeypatch.setenv("CHOP_PROMPTS_DIR", str(edited))
+
+    again = ingest(documents=docs, context=ctx)
+    assert (again["updated"], again["unchanged"]) == (1, 0)
+    assert len(scripted.calls) > calls, "the new prompt is asked; the old answers do not fit it"
+    assert again["stats"]["cache_hits"] > 0, "prompts that did not change still hit the cache"
 
 
 def test_invalid_llm_output_is_retried_then_falls_back_and_is_flagged(
