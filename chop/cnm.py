@@ -118,14 +118,16 @@ def names_product(text: str, *names: str | None) -> bool:
     return bool(words) and any(words <= set(tokens(n)) for n in names if n)
 
 
-def drop_product_names(cnm: CNM, *names: str | None) -> CNM:
-    """A category that merely repeats the model or a product name (``names``: the document's
-    model, its title), or a noun that repeats those or the category, says nothing about the
-    topic: "Galaxy S10 | Galaxy S10 | ..." only doubles the model."""
+def drop_product_names(cnm: CNM, *, document_model: str | None, title: str) -> CNM:
+    """A category that merely repeats a model name, or a noun that repeats a model name, the
+    category or the title, says nothing about the topic: "Galaxy S10 | Galaxy S10 | ..." only
+    doubles the model. A category found in the title is kept: "remote" in "Samsung Smart TV
+    remote" names the product family."""
+    models = (cnm["model"], document_model)
     category = cnm["category"]
-    if category and names_product(category, cnm["model"], *names):
+    if category and names_product(category, *models):
         category = None
-    kept = [n for n in cnm["nouns"] if not names_product(n, cnm["model"], cnm["category"], *names)]
+    kept = [n for n in cnm["nouns"] if not names_product(n, *models, cnm["category"], title)]
     return CNM(category=category, nouns=kept, model=cnm["model"])
 
 

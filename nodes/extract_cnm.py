@@ -74,4 +74,4 @@ def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
         cnm["model"] = profile["model"]
     # The category is stable across a document: the profile's wins when there is one.
     cnm["category"] = profile["category"] or cnm["category"]
-    return drop_product_names(cnm, profile["model"], chunk["doc_title"])
+    return drop_product_names(cnm, document_model=profile["model"], title=chunk["doc_title"])

@@ -45,7 +45,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
         if model is None and (model := model_from_title(title)):
             source = "title"
         category = clean_category(result.value.category)
-        if category and names_product(category, model, title):
+        if category and names_product(category, model):
             category = None  # "Galaxy S10" is the model, not a product category
         profile = DocumentProfile(category=category, model=model, source=source)
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})

@@ -252,13 +252,19 @@ def test_odd_cnm_values_are_cleaned_and_over_long_ones_rejected(
 
 def test_a_category_or_noun_that_only_names_the_product_is_dropped() -> None:
     doubled = CNM(category="Galaxy S10", nouns=["S10", "Wireless PowerShare"], model="Galaxy S10")
-    cleaned = drop_product_names(doubled, "Galaxy S10", "Galaxy S10 User Manual")
+    cleaned = drop_product_names(
+        doubled, document_model="Galaxy S10", title="Galaxy S10 User Manual"
+    )
     assert cleaned == CNM(category=None, nouns=["Wireless PowerShare"], model="Galaxy S10")
     assert prefix_line(cleaned) == "Galaxy S10 | Wireless PowerShare"
     topical = CNM(category="smartphone", nouns=["smartphone", "rear camera"], model="Galaxy S10")
-    assert drop_product_names(topical, "Galaxy S10") == CNM(
+    assert drop_product_names(topical, document_model=None, title="Galaxy S10") == CNM(
         category="smartphone", nouns=["rear camera"], model="Galaxy S10"
     )
+    family = CNM(category="remote", nouns=["Smart TV remote", "voice button"], model=None)
+    assert drop_product_names(family, document_model=None, title="Samsung Smart TV remote") == CNM(
+        category="remote", nouns=["voice button"], model=None
+    ), "a product family named in the title stays the category"
 
 
 def test_headings_and_pages_reach_the_stored_chunks(
