@@ -96,8 +96,12 @@ def collect(out: Path) -> list[dict[str, Any]]:
             row = summary_row(folder.name, subset, folder / subset / "results.json")
             if row is not None:
                 rows.append(row)
-    order = {"llm": 0, "gate": 1, "gate_joint": 2, "rules": 9}
-    return sorted(rows, key=lambda r: (r["subset"], order.get(r["config"], 5), r["config"]))
+    order = {"llm": 0, "gate": 1, "gate_joint": 2, "rules": 8}
+
+    def rank(config: str) -> int:
+        return order.get(config, 9 if config.startswith("rules") else 5)
+
+    return sorted(rows, key=lambda r: (r["subset"], rank(r["config"]), r["config"]))
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
