@@ -142,13 +142,13 @@ def test_each_chop_variant_indexes_into_its_own_collection() -> None:
     variants = [
         default,
         default.with_overrides(continuity_mode="llm"),
-        default.with_overrides(gate_high=0.3),
-        default.with_overrides(continuity_mode="rules", gate_high=0.3),
+        default.with_overrides(gate_high=0.35),
+        default.with_overrides(continuity_mode="rules", gate_high=0.35),
         default.with_overrides(joint_extraction=True),
     ]
     names = [collection_name("tv", "chop", chop_variant(v)) for v in variants]
     assert names[0] == "bench_tv_chop"  # the default: what bench.retrieval_options reads
-    assert names[2] == "bench_tv_chop_band_0_0_3"
+    assert names[2] == "bench_tv_chop_band_0_0_35"
     assert len(set(names)) == len(names)
 
 
