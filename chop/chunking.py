@@ -80,23 +80,27 @@ def _trim(text: str, start: int, end: int) -> TextSpan:
     return TextSpan(start, end)
 
 
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+def _adjacent_cosines(unit: np.ndarray) -> np.ndarray:
+    return np.sum(unit[1:] * unit[:-1], axis=1)
 
 
-def background_similarity(vectors: np.ndarray) -> float | None:
-    """Mean cosine over all pairs of chunks at least two apart (exact, O(n)); None if too few."""
-    count = len(vectors)
+def _background(unit: np.ndarray, adjacent: np.ndarray) -> float | None:
+    count = len(unit)
     if count < MIN_CHUNKS_FOR_BACKGROUND:
         return None
-    unit = unit_rows(vectors)
-    adjacent = float(np.sum(unit[1:] * unit[:-1]))
     total = unit.sum(axis=0)
-    ordered_pairs = float(total @ total) - count  # every i != j
-    return (ordered_pairs - 2 * adjacent) / ((count - 1) * (count - 2))
+    ordered_pairs = float(total @ total) - count  # every i != j (unit rows: i == i adds 1)
+    return (ordered_pairs - 2 * float(adjacent.sum())) / ((count - 1) * (count - 2))
 
 
-def relative_adjacent_similarity(vectors: np.ndarray) -> list[float | None]:
+def background_similarity(unit: np.ndarray) -> float | None:
+    """Mean cosine over all pairs of chunks at least two apart (exact, O(n)); None if too few.
+
+    ``unit``: one unit-length embedding per chunk, as every chop.models.Embedder returns."""
+    return _background(unit, _adjacent_cosines(unit))
+
+
+def relative_adjacent_similarity(unit: np.ndarray) -> list[float | None]:
     """Each chunk's cosine to the previous one, measured against the document's background.
 
     0 means "as similar as two chunks far apart in this document", 1 means identical.
@@ -104,13 +108,13 @@ def relative_adjacent_similarity(vectors: np.ndarray) -> list[float | None]:
     0.75) and so do documents (a financial report is more uniform than a phone manual); on
     this scale one gate band fits them all: it is unchanged by any map cos -> a + (1 - a) cos.
     Too short a document, or one whose chunks are all alike, has no background: None, and the
-    gate leaves such pairs to the LLM.
+    gate leaves such pairs to the LLM. ``unit`` as for background_similarity.
     """
-    result: list[float | None] = [None] * len(vectors)
-    background = background_similarity(vectors)
+    result: list[float | None] = [None] * len(unit)
+    adjacent = _adjacent_cosines(unit)
+    background = _background(unit, adjacent)
     if background is None or background > 1 - 1e-6:
         return result
-    unit = unit_rows(vectors)
-    for i, cosine in enumerate(np.sum(unit[1:] * unit[:-1], axis=1), start=1):
+    for i, cosine in enumerate(adjacent, start=1):
         result[i] = (float(cosine) - background) / (1 - background)
     return result

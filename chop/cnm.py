@@ -13,7 +13,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from chop.grounding import tokens
+from chop.grounding import is_grounded
 
 FIELD_CHARS = 60
 _not_allowed = re.compile(r"[^\w\s\-+./&(),'#]")
@@ -114,8 +114,7 @@ def model_from_title(title: str) -> str | None:
 
 def names_product(text: str, *names: str | None) -> bool:
     """Whether ``text`` only repeats a product name or title ("Galaxy S10", "S10")."""
-    words = set(tokens(text))
-    return bool(words) and any(words <= set(tokens(n)) for n in names if n)
+    return any(is_grounded(text, name) for name in names if name)
 
 
 def drop_product_names(cnm: CNM, *, document_model: str | None, title: str) -> CNM:

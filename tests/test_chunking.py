@@ -9,8 +9,11 @@ from chop.chunking import (
     MIN_CHUNKS_FOR_BACKGROUND,
     background_similarity,
     relative_adjacent_similarity,
-    unit_rows,
 )
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
 def topic_runs(rng: np.random.Generator, topics: int, per_topic: int, dim: int = 64) -> np.ndarray:
