@@ -42,8 +42,12 @@ def ingest(
     durable: bool = False,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Index ``paths`` (files or folders) and/or loaded ``documents``; returns the report.
+
+    ``meta`` sets identity fields (chop.identity.USER_FIELDS, e.g. ``{"fiscal_year": 2023}``)
+    for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
 
     ``durable=True`` checkpoints every step in PostgreSQL (langgraph-checkpoint-postgres, in the
     collection's database); running the same ingest again after a crash resumes the unfinished
@@ -58,6 +62,11 @@ def ingest(
         "documents": list(documents),
         "delete": list(delete),
     }
+    if meta:
+        from chop.identity import user_card
+
+        user_card(meta)  # unknown or mistyped fields fail here, before any work
+        payload["meta"] = dict(meta)
     if durable and checkpointer is None:
         from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -70,6 +79,7 @@ def ingest(
                 documents=payload["documents"],
                 paths=payload["paths"],
                 delete=payload["delete"],
+                meta=payload.get("meta"),
                 context=ctx,
                 on_event=on_event,
                 checkpointer=saver,
@@ -86,7 +96,9 @@ def default_thread_id(ctx: Context, payload: dict[str, Any]) -> str:
             sorted(payload["paths"]),
             sorted(d["doc_id"] for d in payload["documents"]),
             sorted(payload["delete"]),
-        ]
+            payload.get("meta") or {},
+        ],
+        sort_keys=True,
     )
     return f"ingest-{ctx.collection}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from chop.config import Context
+from chop.identity import USER_FIELDS, user_card
 
 console = Console(stderr=True)
 
@@ -89,6 +91,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     ) as progress:
         report = ingest(
             args.paths,
+            meta=dict(getattr(args, "meta", [])),
             context=ctx,
             on_event=ProgressReporter(progress),
             durable=not args.no_durable,
@@ -151,15 +154,55 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return cmd_ask(args)
 
 
+def meta_field(value: str) -> tuple[str, str]:
+    """``FIELD=VALUE`` of ``--meta``, checked against the identity card's fields."""
+    name, sep, text = value.partition("=")
+    if not sep or name.strip() not in USER_FIELDS:
+        raise argparse.ArgumentTypeError(
+            f"expected FIELD=VALUE with FIELD one of {', '.join(USER_FIELDS)}"
+        )
+    try:
+        user_card({name.strip(): text.strip()})
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{name}: {err}") from None
+    return name.strip(), text.strip()
+
+
+def card_summary(card: dict[str, Any]) -> str:
+    """The identity card in one line: "10-K · Best Buy Co., Inc. · FY2023 · ended 2023-01-28"."""
+    period = ""
+    if card.get("fiscal_year"):
+        quarter = f"Q{card['fiscal_quarter']} " if card.get("fiscal_quarter") else ""
+        period = f"{quarter}FY{card['fiscal_year']}"
+    parts = [
+        card.get("kind"),
+        card.get("entity"),
+        card.get("model"),
+        period,
+        f"ended {card['period_end']}" if card.get("period_end") else None,
+        f"dated {card['date']}" if card.get("date") else None,
+        card.get("edition"),
+    ]
+    return " · ".join(str(p) for p in parts if p)
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from chop.store import store_for
 
     ctx = _context(args)
-    table = Table("doc_id", "title", "chunks", "model")
-    for record in store_for(ctx).documents(ctx.collection).values():
+    records = store_for(ctx).documents(ctx.collection).values()
+    if args.json:
+        print(json.dumps([asdict(r) for r in records], indent=2, default=str))
+        return 0
+    table = Table("doc_id", "title", "chunks", "model", "identity")
+    for record in records:
         profile = record.metadata.get("profile") or {}
         table.add_row(
-            record.doc_id, record.title, str(record.chunk_count), str(profile.get("model") or "")
+            record.doc_id,
+            record.title,
+            str(record.chunk_count),
+            str(profile.get("model") or ""),
+            card_summary(profile.get("identity") or {}),
         )
     Console().print(table)
     return 0
@@ -206,6 +249,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-durable", action="store_true", help="do not checkpoint (a crash starts over)"
     )
+    p.add_argument(
+        "--meta",
+        action="append",
+        type=meta_field,
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set an identity field for every file of this run (repeatable), e.g. "
+        "--meta fiscal_year=2023 --meta kind=10-K; fields: " + ", ".join(USER_FIELDS),
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true")
     common(p)
@@ -230,7 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write to this file")
     p.set_defaults(func=cmd_graphs)
 
-    p = sub.add_parser("docs", help="list stored documents")
+    p = sub.add_parser("docs", help="list stored documents with their identity cards")
+    p.add_argument("--json", action="store_true", help="every stored field, as JSON")
     common(p)
     p.set_defaults(func=cmd_docs)
     p = sub.add_parser("delete", help="remove documents by doc_id")

@@ -130,12 +130,17 @@ def drop_product_names(cnm: CNM, *, document_model: str | None, title: str) -> C
     return CNM(category=category, nouns=kept, model=cnm["model"])
 
 
-def prefix_line(cnm: CNM) -> str:
-    """PFX(CNM): one readable line put before the chunk text that is embedded."""
-    parts = [cnm["model"], cnm["category"], ", ".join(cnm["nouns"]) or None]
+def prefix_line(cnm: CNM, title: str | None = None) -> str:
+    """PFX(CNM): one readable line put before the chunk text that is embedded.
+
+    The document is always named: by its model, or by its title where no model is known
+    (a question names its document; a prefix without the name measured 0.22 Hit@1 on the
+    E-Manual TV remote against 0.48 with it)."""
+    name = cnm["model"] or (clean_field(title) if title else None)
+    parts = [name, cnm["category"], ", ".join(cnm["nouns"]) or None]
     return " | ".join(p for p in parts if p)
 
 
-def embedded_text(cnm: CNM, chunk_text: str) -> str:
-    prefix = prefix_line(cnm)
+def embedded_text(cnm: CNM, chunk_text: str, title: str | None = None) -> str:
+    prefix = prefix_line(cnm, title)
     return f"{prefix}\n{chunk_text}" if prefix else chunk_text

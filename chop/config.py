@@ -88,6 +88,11 @@ class Context:
     chunk_overlap: int = _described(
         _env_int("CHOP_CHUNK_OVERLAP", 40), "Tokens shared by adjacent chunks."
     )
+    chunking: Literal["sections", "windows"] = _described(
+        _env("CHOP_CHUNKING", "sections"),
+        "'sections': where a document has headings, one chunk per section (short ones joined "
+        "with the next, long ones windowed); 'windows': fixed token windows everywhere.",
+    )
     continuity_mode: ContinuityMode = _described(
         _env("CHOP_CONTINUITY_MODE", "gate"),
         "'llm': the paper (LLM judges every pair); 'gate': cheap signals decide clear pairs, "

@@ -56,19 +56,32 @@ def make_document(
 
 
 def span_meta_at(spans: list[Span], start: int, end: int) -> dict[str, Any]:
-    """The metadata of the spans that overlap [start, end): pages as a list, first heading."""
+    """The metadata of the spans that overlap [start, end): pages as a list, the first heading,
+    and the heading paths that cover a real share of the chunk ("headings", document order).
+
+    A chunk often crosses a section boundary; "headings" keeps the sections it is mostly
+    about (at least a quarter of its characters, or the largest one), at most three, so a
+    heading-derived signature describes the chunk's content and not a last line it borrows.
+    """
     pages: list[Any] = []
     heading: str | None = None
+    covered: dict[str, int] = {}
     for span in spans:
         if span["start"] < end and start < span["end"]:
             meta = span["meta"]
             if "page" in meta and meta["page"] not in pages:
                 pages.append(meta["page"])
-            if heading is None and "heading" in meta:
-                heading = meta["heading"]
+            if meta.get("heading"):
+                heading = heading or meta["heading"]
+                overlap = min(end, span["end"]) - max(start, span["start"])
+                covered[meta["heading"]] = covered.get(meta["heading"], 0) + overlap
     found: dict[str, Any] = {}
     if pages:
         found["pages"] = pages
     if heading:
         found["heading"] = heading
+    if covered:
+        largest = max(covered.values())
+        share = max(1, (end - start) // 4)
+        found["headings"] = [h for h, n in covered.items() if n >= share or n == largest][:3]
     return found

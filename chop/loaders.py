@@ -23,8 +23,10 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from chop.documents import Problem, SourceDocument, Span, make_document
+from chop.identity import user_card
 
 __all__ = [
+    "SIDECAR_SUFFIX",
     "SUPPORTED_SUFFIXES",
     "LoadError",
     "clean_title",
@@ -46,6 +48,7 @@ SUPPORTED_SUFFIXES: frozenset[str] = (
     TEXT_SUFFIXES | MARKDOWN_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | JSON_SUFFIXES
 )
 
+SIDECAR_SUFFIX = ".meta.json"  # "report.pdf.meta.json": identity fields a user sets
 NOT_EMANUAL = "JSON is not an E-Manual corpus (expected section_N objects)"
 _MB = 1024 * 1024
 _MAX_REASON = 240
@@ -92,8 +95,11 @@ def iter_documents(
             seen.add(key)
             if not named and file_path.suffix.lower() not in SUPPORTED_SUFFIXES:
                 continue
+            if file_path.name.endswith(SIDECAR_SUFFIX):
+                continue  # read with the document it describes
             try:
                 docs = load_file(file_path, max_file_mb=max_file_mb)
+                docs = _with_sidecar(file_path, docs, problems)
             except LoadError as err:
                 problems.append(Problem(source=str(file_path), reason=str(err)))
                 continue
@@ -127,7 +133,7 @@ def load_emanual(path: Path, title: str | None = None, *, max_file_mb: int = 50)
     path = Path(path)
     sections = _emanual_items(path, max_file_mb)
     parts: list[tuple[str, dict[str, Any]]] = [
-        (text, {"heading": heading, "section": key}) for key, heading, text in sections
+        (text, {"heading": path, "section": key}) for key, _title, text, path in sections
     ]
     text, spans = _join_segments(parts)
     if not text:
@@ -145,7 +151,7 @@ def load_emanual(path: Path, title: str | None = None, *, max_file_mb: int = 50)
 
 def emanual_sections(path: str | Path) -> list[tuple[str, str]]:
     """(title, text) of every section in document order, empty ones included (for the benchmark)."""
-    return [(heading, text) for _key, heading, text in _emanual_items(Path(path), 0)]
+    return [(title, text) for _key, title, text, _path in _emanual_items(Path(path), 0)]
 
 
 def emanual_device_name(path: str | Path) -> str:
@@ -232,6 +238,33 @@ def _walk(root: Path, problems: list[Problem]) -> Iterator[Path]:
             except OSError:
                 continue  # vanished or unreadable entry: nothing to load
         stack.extend(reversed(subdirs))
+
+
+# --------------------------------------------------------------------------- user metadata
+
+
+def _with_sidecar(
+    path: Path, documents: list[SourceDocument], problems: list[Problem]
+) -> list[SourceDocument]:
+    """Attach the identity fields of ``<file>.meta.json`` (or ``<stem>.meta.json``), if any.
+
+    A broken sidecar is one problem line; the document is still ingested without it.
+    """
+    for sidecar in (path.with_name(path.name + SIDECAR_SUFFIX), path.with_suffix(SIDECAR_SUFFIX)):
+        if not sidecar.is_file():
+            continue
+        try:
+            values = json.loads(sidecar.read_text(encoding="utf-8"))
+            if not isinstance(values, dict):
+                raise ValueError("expected a JSON object of identity fields")
+            user_card(values)  # checks names and types
+        except (OSError, ValueError) as err:
+            problems.append(Problem(source=str(sidecar), reason=f"metadata ignored: {err}"))
+            return documents
+        for document in documents:
+            document["metadata"]["identity"] = values
+        return documents
+    return documents
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -609,8 +642,12 @@ def _pdf_reason(err: Exception) -> str:
 _SECTION_KEY = re.compile(r"^section_(\d+)$")
 
 
-def _emanual_items(path: Path, max_file_mb: int) -> list[tuple[str, str, str]]:
-    """(key, title, text) of each section, in numeric section order."""
+def _emanual_items(path: Path, max_file_mb: int) -> list[tuple[str, str, str, str]]:
+    """(key, title, text, heading path) of each section, in numeric section order.
+
+    The heading path joins the titles of the section's ancestors ("section_hierarchy":
+    "section_0>section_5" → "Features > Night mode"); a missing or broken hierarchy leaves
+    the section's own title."""
     raw = _decode(_read_bytes(path, max_file_mb))
     try:
         data = json.loads(raw)
@@ -627,7 +664,12 @@ def _emanual_items(path: Path, max_file_mb: int) -> list[tuple[str, str, str]]:
     keyed = [(int(m.group(1)), key) for key in data if (m := _SECTION_KEY.match(str(key)))]
     if not keyed:
         raise LoadError(NOT_EMANUAL)
-    items: list[tuple[str, str, str]] = []
+    titles = {
+        key: " ".join(section["title"].split())
+        for key, section in data.items()
+        if isinstance(section, dict) and isinstance(section.get("title"), str)
+    }
+    items: list[tuple[str, str, str, str]] = []
     for _n, key in sorted(keyed):
         section = data[key]
         if not isinstance(section, dict):
@@ -640,7 +682,10 @@ def _emanual_items(path: Path, max_file_mb: int) -> list[tuple[str, str, str]]:
         heading = section.get("title")
         heading = " ".join(heading.split()) if isinstance(heading, str) else ""
         text = " ".join(part for line in lines if (part := line.strip()))
-        items.append((key, heading, normalize_text(text)))
+        hierarchy = section.get("section_hierarchy")
+        trail = hierarchy.split(">") if isinstance(hierarchy, str) else [key]
+        heading_path = " > ".join(t for p in trail if (t := titles.get(p.strip(), ""))) or heading
+        items.append((key, heading, normalize_text(text), heading_path))
     return items
 
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from chop.grounding import tokens
 
 _model_like = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
+# periods and forms ("FY2023", "Q2", "10-K", "1990s") look like model numbers but are not
+_not_a_model = re.compile(
+    r"^(fy'?\d{2,4}|[qh][1-4]|\d{1,2}-?[kqf]|(19|20)\d\d[a-z]?|\d+(st|nd|rd|th|s))$"
+)
 _common = {
     "wi-fi",
     "usb",
@@ -66,7 +70,12 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
         if model is None:
             for candidate in _model_like.findall(question):
                 lowered = candidate.lower()
-                if lowered not in _common and lowered not in known and not lowered.isdigit():
+                if (
+                    lowered not in _common
+                    and lowered not in known
+                    and not lowered.isdigit()
+                    and not _not_a_model.match(lowered)
+                ):
                     unknown = candidate
                     break
     else:

@@ -1,22 +1,25 @@
 """Retrieval for one question: the options of the retrieve node, usable without the graph.
 
-The question's own CNM is read without an LLM: the question is matched first against the
-documents' own models and titles (what a user names: "my Galaxy S10"), and only when no
-document matches, against chunk-level model values. Context.query_cnm then boosts or filters
-to the matched documents (or chunks); a match that covers every document changes nothing,
-and a filter that matches nothing falls back to the unfiltered search and says so.
-Context.search="hybrid" fuses full-text and vector ranks.
+Which document the question is about is read without an LLM (chop.identity.resolve): the
+product model it names, in whatever spelling ("Note10", "galaxy note 10 plus"), or the company
+with the period and form ("Best Buy's FY2023 10-K", "Q2 of FY2024"), matched against each
+document's identity card. Only when no document matches are chunk-level model values tried.
+Context.query_cnm then boosts or filters to the matched documents (or chunks); a match that
+covers every document changes nothing, and a filter that matches nothing falls back to the
+unfiltered search and says so. Context.search="hybrid" fuses full-text and vector ranks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from chop.config import Context
-from chop.query import QuestionCNM, best_match, match_question
+from chop.identity import Resolution, complete_periods, resolve
+from chop.query import QuestionCNM, match_question
 from chop.store import DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.1
@@ -27,38 +30,46 @@ class Retrieved:
     hits: list[Hit]
     question: QuestionCNM
     note: str
-    documents: list[str]  # documents whose own model or title the question names
+    documents: list[str]  # documents the question names (by model, or entity and period)
 
 
-def matched_documents(
-    records: Iterable[DocumentRecord], question: str
-) -> tuple[str | None, list[str]]:
-    """The document-level model (or title) the question names, and the documents that have it."""
-    names: dict[str, list[str]] = {}
+def identity_cards(records: Iterable[DocumentRecord]) -> dict[str, dict[str, Any]]:
+    """Each stored document's identity card, with its profile model (or, for documents whose
+    card names nothing, its title) as the name a question may use."""
+    cards: dict[str, dict[str, Any]] = {}
     for record in records:
         profile = record.metadata.get("profile") or {}
-        for name in {profile.get("model"), record.title} - {None, ""}:
-            names.setdefault(str(name), []).append(record.doc_id)
-    name = best_match(question, list(names))
-    return name, (names[name] if name else [])
+        card = dict(profile.get("identity") or {})
+        if not card.get("kind") or card.get("kind") == "user manual":
+            card.setdefault("model", profile.get("model") or record.title)
+        cards[record.doc_id] = card
+    complete_periods(cards)
+    return cards
+
+
+def matched_documents(records: Iterable[DocumentRecord], question: str) -> Resolution:
+    """The documents the question is about, by their identity cards."""
+    return resolve(question, identity_cards(records))
 
 
 def retrieve_for_question(
     ctx: Context, store: Store, question: str, vector: np.ndarray, k: int | None = None
 ) -> Retrieved:
     k = k or ctx.k
-    matched = match_question(
-        question,
-        store.distinct_values(ctx.collection, "model"),
-        store.distinct_values(ctx.collection, "category"),
-    )
+    records = store.documents(ctx.collection)
+    resolution = matched_documents(records.values(), question)
+    doc_ids = resolution.doc_ids
+    if doc_ids:
+        matched = QuestionCNM(model=resolution.named, category=None, unknown_model=None)
+    else:
+        matched = match_question(
+            question,
+            store.distinct_values(ctx.collection, "model"),
+            store.distinct_values(ctx.collection, "category"),
+        )
     text = question if ctx.search == "hybrid" else None
     note = ""
     hits: list[Hit] = []
-    records = store.documents(ctx.collection)
-    doc_name, doc_ids = matched_documents(records.values(), question)
-    if doc_name:
-        matched = QuestionCNM(model=doc_name, category=matched.category, unknown_model=None)
     every_document = bool(doc_ids) and len(doc_ids) == len(records)
     use = ctx.query_cnm in ("boost", "filter") and not every_document
     where = SearchFilter(doc_ids=tuple(doc_ids)) if doc_ids else SearchFilter(model=matched.model)
@@ -82,6 +93,9 @@ def retrieve_for_question(
         )
         if use and matched.model and not note:
             note = f"boosted {matched.model}"
-    if matched.unknown_model:
-        note = f"the question names {matched.unknown_model}, which no stored chunk is about"
-    return Retrieved(hits=hits, question=matched, note=note, documents=doc_ids)
+    unknown = resolution.unknown or (None if doc_ids else matched.unknown_model)
+    if unknown:
+        note = f"the question names {unknown}, which no stored document covers"
+        matched = QuestionCNM(model=matched.model, category=matched.category, unknown_model=unknown)
+    # an unknown period or model is what the answer must decline on, not the matched entity
+    return Retrieved(hits=hits, question=matched, note=note, documents=[] if unknown else doc_ids)

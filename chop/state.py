@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from chop.cnm import CNM
 from chop.documents import Problem, SourceDocument
+from chop.identity import Identity
 
 
 def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -33,11 +34,14 @@ class Chunk(TypedDict):
 
 
 class DocumentProfile(TypedDict):
-    """What holds for the whole document (its category and model), found once."""
+    """What holds for the whole document, found once: its category, the name that tells it
+    apart from its near-duplicates (the CNM's model: "Galaxy S10", "Best Buy 10-K FY2023")
+    and its identity card (chop.identity)."""
 
     category: str | None
     model: str | None
-    source: Literal["llm", "title", "fallback"]
+    source: Literal["llm", "title", "identity", "user", "fallback"]
+    identity: NotRequired[Identity]
 
 
 class ChunkLabel(TypedDict):
@@ -46,9 +50,9 @@ class ChunkLabel(TypedDict):
     doc_id: str
     index: int
     same_topic: bool
-    decided_by: str  # first | rule:<signal> | llm | llm-fallback
+    decided_by: str  # first | rule:<signal> (heading, same-heading, ...) | llm | llm-fallback
     cnm: CNM | None  # set when extracted
-    cnm_source: Literal["extracted", "inherited", "fallback"]
+    cnm_source: Literal["extracted", "heading", "inherited", "fallback"]
     flags: list[str]
 
 
@@ -68,11 +72,13 @@ class IngestInput(TypedDict, total=False):
     paths: list[str]
     documents: list[SourceDocument]
     delete: list[str]  # doc_ids to remove from the collection
+    meta: dict[str, Any]  # identity fields set for every document of this run (chop.identity)
 
 
 class IngestState(TypedDict, total=False):
     paths: list[str]
     delete: list[str]
+    meta: dict[str, Any]
     documents: list[SourceDocument]  # input; emptied by load once read
     pending: list[SourceDocument]  # to (re)index this run: new or changed
     unchanged: list[str]
@@ -134,7 +140,7 @@ class ChunkDecision(TypedDict, total=False):
 def chunk_label(
     state: ChunkDecision,
     cnm: CNM | None,
-    cnm_source: Literal["extracted", "inherited", "fallback"],
+    cnm_source: Literal["extracted", "heading", "inherited", "fallback"],
     flags: list[str] | None = None,
 ) -> ChunkLabel:
     """The label a chunk's decision hands back: which way it went and the CNM, if extracted."""

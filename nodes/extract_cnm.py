@@ -1,4 +1,8 @@
-"""extract_cnm: FALSE branch: the LLM extracts a new CNM {category, nouns, model} as strict JSON.
+"""extract_cnm: FALSE branch: a new CNM {category, nouns, model} for a chunk that starts a topic.
+
+Where the document's structure names the topic (the chunk opens a section under headings),
+the signature is read from the heading path with no LLM call; elsewhere the LLM extracts it
+as strict JSON (the paper's path, and always in continuity_mode="llm").
 
 (With Context.joint_extraction the judgment already returned one: it is checked the same way,
 and no second call is made.)
@@ -26,9 +30,27 @@ from chop.state import Chunk, ChunkDecision, DocumentProfile, chunk_label
 from chop.store import store_for
 
 
+def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
+    """The signature the document's structure gives a chunk that opens a section: its nouns
+    are the titles of the sections it covers, category and model are the document's."""
+    headings = chunk["metadata"].get("headings") or []
+    leaves = [path.split(" > ")[-1] for path in headings]
+    if not leaves:
+        return None
+    cnm = make_cnm(profile.get("category"), leaves, profile.get("model"))
+    return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
+
+
 def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     chunk, profile = state["chunk"], state["profile"]
+    structured = heading_cnm(chunk, profile) if ctx.continuity_mode != "llm" else None
+    if structured is not None and structured["nouns"]:  # free: the headings name the topic
+        runtime.stream_writer({"event": "decided", "same_topic": False})
+        return {
+            "labels": [chunk_label(state, structured, "heading")],
+            "stats": {"cnm_from_headings": 1},
+        }
     proposed = state.get("proposed_cnm")
     if proposed is not None:  # labelled by the joint judgment: checked here, no second call
         runtime.stream_writer({"event": "decided", "same_topic": False})
@@ -40,7 +62,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     messages = prompts.render(
         "extract_cnm",
         title=chunk["doc_title"],
-        doc_category=profile["category"] or "technical",
+        doc_category=profile.get("category") or "technical",
         text=chunk["text"],
     )
     result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)

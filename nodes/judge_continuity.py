@@ -3,9 +3,12 @@
 Modes (Context.continuity_mode):
 - "llm": the paper: the LLM judges every adjacent pair.
 - "gate" (default): clear pairs are decided by cheap signals, only the ambiguous band goes to
-  the LLM. Signals: the first chunk of a document; a change of heading; the similarity of the
-  two chunks' embeddings, relative to the document's background (above gate_high: same topic;
-  below gate_low: a shift; unknown in very short documents: the LLM decides).
+  the LLM. Signals: the first chunk of a document; the document's own headings (a chunk under
+  the same sections as the one before continues it, any other heading starts a new topic,
+  which extract_cnm then labels from the heading path without an LLM); where there are no
+  headings, the similarity of the two chunks' embeddings, relative to the document's
+  background (above gate_high: same topic; below gate_low: a shift; unknown in very short
+  documents: the LLM decides).
 - "rules": the signals alone; the ambiguous band is split at its middle.
 Every label records which path decided it. An LLM failure after retries counts as a topic
 shift: a fresh extraction is the safe side (it can only cost a call, not mislabel a chunk).
@@ -43,13 +46,11 @@ def rule_decision(chunk: Chunk, previous: Chunk | None, ctx: Context) -> tuple[b
         return False, "first"
     if ctx.continuity_mode == "llm":
         return None
+    headings = chunk["metadata"].get("headings") or []
+    if headings:  # the document's structure decides: same sections continue, others shift
+        same = headings == (previous["metadata"].get("headings") or [])
+        return (True, "rule:same-heading") if same else (False, "rule:heading")
     if chunk["text"].lstrip().startswith("#"):
-        return False, "rule:heading"
-    heading, previous_heading = (
-        chunk["metadata"].get("heading"),
-        previous["metadata"].get("heading"),
-    )
-    if heading and previous_heading and heading != previous_heading:
         return False, "rule:heading"
     similarity = chunk["similarity_to_previous"]
     if similarity is None:

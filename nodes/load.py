@@ -17,7 +17,7 @@ from chop.models import chat_model_identity, get_embedder
 from chop.state import IngestState
 from chop.store import store_for
 
-LABELLING_VERSION = 2  # bump when code that shapes stored labels or prefixes changes
+LABELLING_VERSION = 3  # bump when code that shapes stored labels or prefixes changes
 INGEST_PROMPTS = ("profile_document", "continuity", "judge_and_extract", "extract_cnm")
 
 
@@ -30,6 +30,7 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
         [prompts.template(name) for name in INGEST_PROMPTS],
         ctx.chunk_tokens,
         ctx.chunk_overlap,
+        ctx.chunking,
         ctx.continuity_mode,
         ctx.gate_low,
         ctx.gate_high,
@@ -37,7 +38,8 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
         chat_model_identity(ctx),
         embedder_name,
     ]
-    payload = json.dumps([document["title"], document["text"], settings])
+    identity = document["metadata"].get("identity") or {}  # fields a user set
+    payload = json.dumps([document["title"], document["text"], identity, settings], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -49,7 +51,11 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     loaded, problems = load_paths(state.get("paths", []), max_file_mb=ctx.max_file_mb)
     by_id: dict[str, SourceDocument] = {}
+    meta = state.get("meta") or {}
     for document in [*loaded, *state.get("documents", [])]:
+        if meta:  # fields set for this run win over a sidecar file's
+            identity = {**(document["metadata"].get("identity") or {}), **meta}
+            document = {**document, "metadata": {**document["metadata"], "identity": identity}}
         if document["doc_id"] in by_id:
             problems.append(Problem(source=document["source"], reason="duplicate document id"))
         by_id[document["doc_id"]] = document
@@ -80,6 +86,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "paths": [],
         "delete": [],
+        "meta": {},
         "documents": [],
         "pending": changed,
         "stats": Overwrite({}),

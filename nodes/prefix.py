@@ -43,8 +43,8 @@ def prefix(state: DocumentState) -> dict[str, Any]:
                 cnm_source=source,
                 decided_by=label["decided_by"],
                 flags=flags,
-                prefix=prefix_line(cnm),
-                embedded_text=embedded_text(cnm, chunk["text"]),
+                prefix=prefix_line(cnm, chunk["doc_title"]),
+                embedded_text=embedded_text(cnm, chunk["text"], chunk["doc_title"]),
             )
         )
     return {"prepared": prepared}

@@ -44,7 +44,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     found = retrieve_for_question(ctx, store_for(ctx), question, vector)
     return {
         "sources": [to_source(i + 1, hit) for i, hit in enumerate(found.hits)],
-        "question_model": found.question.model or found.question.unknown_model,
+        "question_model": found.question.unknown_model or found.question.model,
         "question_category": found.question.category,
         "question_documents": found.documents,
         "retrieval_note": found.note,

@@ -1,4 +1,7 @@
-"""split: cut the document into token-sized chunks, in order, and measure adjacent similarity.
+"""split: cut the document into chunks, in order, and measure adjacent similarity.
+
+Where the document has headings, chunks follow its sections (Context.chunking="sections");
+elsewhere, and in the paper's llm mode, they are token windows.
 
 The similarity of each chunk to the one before it is the cheapest continuity signal; the gate
 in judge_continuity reads it, so it is computed once here for the whole document, relative to
@@ -12,7 +15,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.chunking import relative_adjacent_similarity, token_windows
+from chop.chunking import (
+    TextSpan,
+    relative_adjacent_similarity,
+    section_windows,
+    token_windows,
+)
 from chop.config import Context
 from chop.documents import content_hash, span_meta_at
 from chop.models import get_embedder
@@ -24,7 +32,17 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     embedder = get_embedder(ctx)
     document = state["document"]
     text = document["text"]
-    windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
+    sections = [
+        TextSpan(span["start"], span["end"])
+        for span in document["spans"]
+        if span["meta"].get("heading")
+    ]
+    if ctx.chunking == "sections" and ctx.continuity_mode != "llm" and sections:
+        windows = section_windows(
+            text, sections, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap
+        )
+    else:
+        windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
     chunks = [
         Chunk(
             doc_id=document["doc_id"],

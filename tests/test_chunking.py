@@ -2,14 +2,56 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from chop.chunking import (
     MIN_CHUNKS_FOR_BACKGROUND,
+    TextSpan,
     background_similarity,
     relative_adjacent_similarity,
+    section_windows,
 )
+
+
+class WordTokenizer:
+    """One token per word: sizes in the tests below are word counts."""
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+def sections_of(*parts: str) -> tuple[str, list[TextSpan]]:
+    text, spans, offset = "", [], 0
+    for part in parts:
+        if text:
+            text += "\n\n"
+            offset += 2
+        spans.append(TextSpan(offset, offset + len(part)))
+        text += part
+        offset += len(part)
+    return text, spans
+
+
+def test_section_chunks_follow_sections_join_short_ones_and_window_long_ones() -> None:
+    long = " ".join(f"w{i}." for i in range(25))
+    text, spans = sections_of("Features", "Night mode " + "dark " * 6, "Camera " * 9, long)
+    chunks = section_windows(text, spans, WordTokenizer(), size=10, overlap=2, min_tokens=3)
+    pieces = [text[c.start : c.end] for c in chunks]
+    assert pieces[0].startswith("Features") and "Night mode" in pieces[0], "a bare heading joins"
+    assert pieces[1].split() == ["Camera"] * 9
+    assert all(len(p.split()) <= 10 for p in pieces)
+    assert " ".join(pieces[2:]).split()[-1] == "w24.", "a long section is windowed to its end"
+    assert all(spans[3].start <= c.start and c.end <= spans[3].end for c in chunks[2:])
+
+
+def test_text_before_the_first_heading_is_its_own_chunk() -> None:
+    text = "Preface words here.\n\nSetup plug it in."
+    chunks = section_windows(text, [TextSpan(21, len(text))], WordTokenizer(), 10, 2, min_tokens=1)
+    pieces = [text[c.start : c.end] for c in chunks]
+    assert pieces == ["Preface words here.\n\n", "Setup plug it in."]
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
