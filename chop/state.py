@@ -1,12 +1,18 @@
-"""Typed state of the ingest and answer graphs, with the reducers that merge fan-out results."""
+"""Typed state of the ingest and answer graphs, with the reducers that merge fan-out results.
+
+The TypedDicts come from typing_extensions: on Python < 3.12 the LangGraph server can only turn
+those into the JSON schemas it serves (assistants' input/output forms in Studio and the SDK).
+"""
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict
 
 from chop.cnm import CNM
-from chop.documents import Problem, SourceDocument
+from chop.documents import InvalidInput, Problem, SourceDocument
 
 
 def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -175,7 +181,18 @@ class Source(TypedDict):
 
 
 class AnswerInput(TypedDict):
+    """The question to answer from the collection."""
+
     question: str
+
+
+def input_question(state: AnswerState) -> str:
+    """The answer graph's question, or one clear error (the server does not check inputs)."""
+    question = state.get("question")
+    if not isinstance(question, str):
+        got = "nothing" if question is None else type(question).__name__
+        raise InvalidInput(f"the answer graph needs 'question', a string; got {got}")
+    return question
 
 
 class AnswerState(TypedDict, total=False):
