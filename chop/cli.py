@@ -19,7 +19,7 @@ from rich.table import Table
 
 from chop.config import Context
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 
 
 def _context(args: argparse.Namespace) -> Context:
