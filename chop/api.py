@@ -142,14 +142,31 @@ def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
 async def aingest(
     paths: Iterable[str | Path] = (),
     documents: Sequence[SourceDocument | Document] = (),
-    **options: Any,
+    *,
+    delete: Sequence[str] = (),
+    context: Context | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    durable: bool = False,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread_id: str | None = None,
 ) -> dict[str, Any]:
-    """:func:`ingest` for asyncio code: runs in a worker thread, the event loop stays free.
+    """:func:`ingest` for asyncio code: it runs in a worker thread and the event loop stays free.
 
     The graph's nodes and the store are synchronous, so a thread is what ``ainvoke`` would use
     for them anyway; ``use_models`` overrides travel with it (asyncio copies the context).
     """
-    return await asyncio.to_thread(functools.partial(ingest, paths, documents, **options))
+    run = functools.partial(
+        ingest,
+        paths,
+        documents,
+        delete=delete,
+        context=context,
+        on_event=on_event,
+        durable=durable,
+        checkpointer=checkpointer,
+        thread_id=thread_id,
+    )
+    return await asyncio.to_thread(run)
 
 
 async def aask(question: str, *, context: Context | None = None) -> dict[str, Any]:
