@@ -186,15 +186,6 @@ class AnswerInput(TypedDict):
     question: str
 
 
-def input_question(state: AnswerState) -> str:
-    """The answer graph's question, or one clear error (the server does not check inputs)."""
-    question = state.get("question")
-    if not isinstance(question, str):
-        got = "nothing" if question is None else type(question).__name__
-        raise InvalidInput(f"the answer graph needs 'question', a string; got {got}")
-    return question
-
-
 class AnswerState(TypedDict, total=False):
     question: str
     question_model: str | None
@@ -216,3 +207,12 @@ class AnswerOutput(TypedDict, total=False):
     sources: list[Source]
     question_model: str | None
     retrieval_note: str
+
+
+def input_question(state: AnswerState) -> str:
+    """The answer graph's question, or one clear error (the server does not check inputs)."""
+    question = state.get("question")
+    if not isinstance(question, str):
+        got = "nothing" if question is None else type(question).__name__
+        raise InvalidInput(f"the answer graph needs 'question', a string; got {got}")
+    return question
