@@ -119,6 +119,8 @@ class DocumentOutput(TypedDict, total=False):
 
 
 class IngestOutput(TypedDict, total=False):
+    """Counts (added, updated, unchanged, deleted, chunks_stored), skipped inputs, LLM stats."""
+
     report: dict[str, Any]
     problems: list[Problem]
     stats: dict[str, float]
@@ -200,6 +202,8 @@ class AnswerState(TypedDict, total=False):
 
 
 class AnswerOutput(TypedDict, total=False):
+    """The answer, the numbers of the sources it cites, and every retrieved source."""
+
     question: str
     answer: str
     answerable: bool
