@@ -1,5 +1,7 @@
 # chop's LangGraph server image: the recipe `langgraph build -t chop .` generates from
-# langgraph.json (compare: `langgraph dockerfile Dockerfile.generated`), written out readably.
+# langgraph.json (compare: `langgraph dockerfile Dockerfile.generated`), written out readably,
+# PLUS the production defaults below (CHOP_CHAT_PROVIDER/CHOP_EMBEDDING_PROVIDER=openai,
+# CHOP_DATA_DIR, HF_HUB_OFFLINE), which the generated file does not have.
 #
 # NOT BUILT OR RUN HERE: the machine this was written on has no Docker engine. The recipe was
 # checked only by `langgraph dockerfile` producing the same steps. See docs/deploy.md.
@@ -19,8 +21,9 @@ RUN cd /deps/main && PYTHONDONTWRITEBYTECODE=1 \
 
 # The graphs, and the checkpointer factory (checkpoints in chop's own database,
 # CHOP_DATABASE_URL). Run with -e LANGGRAPH_CHECKPOINTER= to use the server's built-in one.
-ENV LANGSERVE_GRAPHS='{"ingest": "/deps/main/graphs/ingest.py:graph", "answer": "/deps/main/graphs/answer.py:graph"}'
-ENV LANGGRAPH_CHECKPOINTER='{"path": "/deps/main/deploy/checkpointer.py:postgres_checkpointer"}'
+# Named as installed modules, exactly as langgraph.json names them.
+ENV LANGSERVE_GRAPHS='{"ingest": "graphs.ingest:graph", "answer": "graphs.answer:graph"}'
+ENV LANGGRAPH_CHECKPOINTER='{"path": "deploy.checkpointer.postgres_checkpointer"}'
 
 # Production defaults: remote models, no embedded PostgreSQL (CHOP_DATABASE_URL must be set).
 ENV CHOP_CHAT_PROVIDER=openai \

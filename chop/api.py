@@ -7,6 +7,8 @@ result = ask("How often do I clean the filter of the 330C?")
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import uuid
@@ -14,11 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from chop.config import Context
-from chop.documents import SourceDocument
+from chop.documents import SourceDocument, source_documents
 
 Event = dict[str, Any]
 
@@ -34,7 +37,7 @@ def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
 
 def ingest(
     paths: Iterable[str | Path] = (),
-    documents: Sequence[SourceDocument] = (),
+    documents: Sequence[SourceDocument | Document] = (),
     *,
     delete: Sequence[str] = (),
     context: Context | None = None,
@@ -44,7 +47,8 @@ def ingest(
     thread_id: str | None = None,
     meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Index ``paths`` (files or folders) and/or loaded ``documents``; returns the report.
+    """Index ``paths`` (files or folders) and/or loaded ``documents`` (chop's
+    ``SourceDocument`` dicts or LangChain ``Document``s); returns the report.
 
     ``meta`` sets identity fields (chop.identity.USER_FIELDS, e.g. ``{"fiscal_year": 2023}``)
     for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
@@ -59,7 +63,7 @@ def ingest(
     ctx = context or Context()
     payload: dict[str, Any] = {
         "paths": [str(p) for p in paths],
-        "documents": list(documents),
+        "documents": source_documents(list(documents)),
         "delete": list(delete),
     }
     if meta:
@@ -145,3 +149,42 @@ def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
 
     ctx = context or Context()
     return dict(graph.invoke({"question": question}, context=ctx, config=run_config(ctx)))
+
+
+async def aingest(
+    paths: Iterable[str | Path] = (),
+    documents: Sequence[SourceDocument | Document] = (),
+    *,
+    delete: Sequence[str] = (),
+    context: Context | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    durable: bool = False,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread_id: str | None = None,
+) -> dict[str, Any]:
+    """:func:`ingest` for asyncio code: it runs in a worker thread and the event loop stays free.
+
+    The graph's nodes and the store are synchronous, so a thread is what ``ainvoke`` would use
+    for them anyway; ``use_models`` overrides travel with it (asyncio copies the context).
+    """
+    run = functools.partial(
+        ingest,
+        paths,
+        documents,
+        delete=delete,
+        context=context,
+        on_event=on_event,
+        durable=durable,
+        checkpointer=checkpointer,
+        thread_id=thread_id,
+    )
+    return await asyncio.to_thread(run)
+
+
+async def aask(question: str, *, context: Context | None = None) -> dict[str, Any]:
+    """:func:`ask` for asyncio code (the answer graph's ``ainvoke``)."""
+    from graphs.answer import graph as answer_graph
+
+    graph: Any = answer_graph
+    ctx = context or Context()
+    return dict(await graph.ainvoke({"question": question}, context=ctx, config=run_config(ctx)))

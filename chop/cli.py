@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import sys
@@ -12,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -19,7 +21,7 @@ from rich.table import Table
 from chop.config import Context
 from chop.identity import USER_FIELDS, user_card
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -45,6 +47,7 @@ class ProgressReporter:
         self.documents = 0
         self.stored = 0
         self.chunks = 0
+        self.shown_problems: set[tuple[str, str]] = set()
 
     def _describe(self) -> str:
         return f"labelling chunks, {self.stored}/{self.documents} documents stored"
@@ -52,6 +55,7 @@ class ProgressReporter:
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         if kind == "problem":
+            self.shown_problems.add((event["source"], event["reason"]))
             self.progress.console.print(f"[yellow]skipped[/] {event['source']}: {event['reason']}")
         elif kind == "resumed":
             self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
@@ -78,6 +82,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
     ctx = _context(args)
+    missing = [path for path in args.paths if not Path(path).exists()]
+    if len(missing) == len(args.paths):  # nothing to do: say so before starting the database
+        for path in missing:
+            console.print(f"[red]error:[/] no such file or folder: {path}")
+        return 1
     started = time.perf_counter()
     with Progress(
         TextColumn("{task.description}"),
@@ -89,11 +98,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         transient=False,
         disable=args.quiet,
     ) as progress:
+        reporter = ProgressReporter(progress)
         report = ingest(
             args.paths,
             meta=dict(getattr(args, "meta", [])),
             context=ctx,
-            on_event=ProgressReporter(progress),
+            on_event=reporter,
             durable=not args.no_durable,
         )
     report["seconds"] = round(time.perf_counter() - started, 2)
@@ -109,6 +119,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"{int(stats.get('cache_hits', 0))} cache hits, {report['seconds']} s"
         )
         for problem in report.get("problems", []):
+            if (problem["source"], problem["reason"]) in reporter.shown_problems:
+                continue  # already printed while it ran
             console.print(f"[yellow]skipped[/] {problem['source']}: {problem['reason']}")
     loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
     return 0 if loaded or not report.get("problems") else 1
@@ -117,7 +129,17 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from chop.api import ask
 
-    result = ask(args.question, context=_context(args))
+    if not (args.question or "").strip():
+        console.print("[red]error:[/] the question is empty")
+        return 2
+    ctx = _context(args)
+    if not collection_has_documents(ctx):
+        console.print(
+            f"[red]error:[/] collection {ctx.collection!r} has no documents "
+            f"(chop ingest PATH --collection {ctx.collection})"
+        )
+        return 1
+    result = ask(args.question, context=ctx)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
@@ -138,6 +160,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if result.get("retrieval_note"):
         console.print(f"[dim]{result['retrieval_note']}[/]")
     return 0
+
+
+def collection_has_documents(ctx: Context) -> bool:
+    from chop.store import store_for
+
+    return bool(store_for(ctx).documents(ctx.collection))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -236,13 +264,14 @@ def cmd_graphs(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chop", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"chop {chop_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--collection", help="collection name (default: $CHOP_COLLECTION)")
 
     p = sub.add_parser("ingest", help="index files or folders (txt, md, html, pdf, E-Manual json)")
-    p.add_argument("paths", nargs="+")
+    p.add_argument("paths", nargs="+", help="files or folders to index (folders recursively)")
     p.add_argument("--mode", choices=["llm", "gate", "rules"], help="continuity mode")
     p.add_argument("--concurrency", type=int, help="most LLM calls in flight")
     p.add_argument("--no-cache", action="store_true", help="do not reuse stored LLM answers")
@@ -258,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="set an identity field for every file of this run (repeatable), e.g. "
         "--meta fiscal_year=2023 --meta kind=10-K; fields: " + ", ".join(USER_FIELDS),
     )
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     common(p)
     p.set_defaults(func=cmd_ingest)
 
@@ -268,13 +297,23 @@ def build_parser() -> argparse.ArgumentParser:
         ("demo", cmd_demo, "ingest the sample corpus and ask"),
     ):
         p = sub.add_parser(name, help=text)
-        p.add_argument("question", nargs="?" if name == "demo" else None)
-        p.add_argument("--k", type=int)
-        p.add_argument("--search", choices=["vector", "hybrid"])
-        p.add_argument("--query-cnm", choices=["off", "boost", "filter"])
-        p.add_argument("--json", action="store_true")
+        p.add_argument(
+            "question",
+            nargs="?" if name == "demo" else None,
+            help="the question" + (" (default: a sample question)" if name == "demo" else ""),
+        )
+        p.add_argument("--k", type=int, help="chunks to retrieve (default: $CHOP_K)")
+        p.add_argument("--search", choices=["vector", "hybrid"], help="vector or hybrid search")
+        p.add_argument(
+            "--query-cnm",
+            choices=["off", "boost", "filter"],
+            help="boost or filter to the model the question names",
+        )
+        p.add_argument(
+            "--json", action="store_true", help="print answer, citations and sources as JSON"
+        )
         if name == "demo":
-            p.add_argument("--mode", choices=["llm", "gate", "rules"])
+            p.add_argument("--mode", choices=["llm", "gate", "rules"], help="continuity mode")
         common(p)
         p.set_defaults(func=func)
 
@@ -287,10 +326,17 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=cmd_docs)
     p = sub.add_parser("delete", help="remove documents by doc_id")
-    p.add_argument("doc_ids", nargs="+")
+    p.add_argument("doc_ids", nargs="+", help="doc_ids as `chop docs` lists them")
     common(p)
     p.set_defaults(func=cmd_delete)
     return parser
+
+
+def chop_version() -> str:
+    try:
+        return importlib.metadata.version("chop")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout without installing
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except (ValueError, RuntimeError) as exc:
         console.print(f"[red]error:[/] {exc}")
+        return 2
+    except psycopg.OperationalError as exc:  # includes the pool's timeout
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        console.print(f"[red]error:[/] cannot reach the database: {first_line}")
         return 2
 
 

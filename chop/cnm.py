@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, TypedDict
+from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
+from typing_extensions import TypedDict
 
 from chop.grounding import is_grounded
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 Provider = Literal["local", "openai"]
 ContinuityMode = Literal["llm", "gate", "rules"]
@@ -144,6 +144,13 @@ class Context:
         _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM call, seconds."
     )
 
+    def __post_init__(self) -> None:
+        """Reject a wrong type or an unknown choice with one clear message, whether the value
+        came from the environment, a CLI flag or a server run's ``context`` (``"k": "5"``)."""
+        hints = get_type_hints(type(self))
+        for spec in fields(self):
+            check_setting(spec.name, getattr(self, spec.name), hints[spec.name])
+
     def with_overrides(self, **overrides: Any) -> Context:
         """A copy with the given non-None settings replaced."""
         known = {f.name for f in fields(self)}
@@ -151,6 +158,29 @@ class Context:
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def check_setting(name: str, value: Any, expected: Any) -> None:
+    """Raise ValueError unless ``value`` fits the type of the setting ``name``."""
+    if get_origin(expected) is Literal:
+        choices = get_args(expected)
+        if value not in choices:
+            raise ValueError(
+                f"setting {name!r} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+            )
+        return
+    if expected is bool:
+        fits = isinstance(value, bool)
+    elif expected is int:
+        fits = isinstance(value, int) and not isinstance(value, bool)
+    elif expected is float:
+        fits = isinstance(value, int | float) and not isinstance(value, bool)
+    else:
+        fits = isinstance(value, expected)
+    if not fits:
+        raise ValueError(
+            f"setting {name!r} must be {expected.__name__}, got {type(value).__name__} {value!r}"
+        )
 
 
 def as_context(value: Context | dict[str, Any] | None) -> Context:

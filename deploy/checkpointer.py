@@ -8,13 +8,20 @@ resumed from its last finished step after a restart.
 The database is the one chop stores chunks in: ``CHOP_DATABASE_URL``, or, when that is empty,
 the embedded PostgreSQL under ``CHOP_DATA_DIR`` (started here if it is not running yet). The
 saver's tables (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``,
-``checkpoint_migrations``) sit beside chop's ``chop_*`` tables.
+``checkpoint_migrations``) sit beside chop's ``chop_*`` tables. An embedded server is let go
+when the last saver closes, so it stops with the LangGraph server unless another process
+still uses it.
+
+``langgraph.json`` names the factory as a module (``deploy.checkpointer.postgres_checkpointer``,
+installed with chop), not a file path: ``langgraph dev`` resolves file paths from the current
+folder, so ``langgraph dev --config path/to/langgraph.json`` would not find the file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,10 +31,21 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from chop.config import Context
-from chop.store import resolve_database_url
+from chop.store import release_embedded_server, resolve_database_url
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+_open_savers = 0  # the server enters the factory once per event loop
+_open_savers_lock = threading.Lock()
+
+
+def _count_open_savers(change: int) -> int:
+    global _open_savers
+    with _open_savers_lock:
+        _open_savers += change
+        return _open_savers
 
 
 def checkpointer_database_url() -> str:
@@ -49,7 +67,19 @@ async def setup_checkpoint_tables(url: str) -> None:
 @asynccontextmanager
 async def postgres_checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
     """Yield an AsyncPostgresSaver on a connection pool; closed when the server stops."""
+    ctx = Context()
     url = await asyncio.to_thread(checkpointer_database_url)
+    _count_open_savers(+1)
+    try:
+        async with _saver_on_pool(url) as saver:
+            yield saver
+    finally:
+        if _count_open_savers(-1) == 0 and not ctx.database_url:
+            await asyncio.to_thread(release_embedded_server, ctx.data_dir)
+
+
+@asynccontextmanager
+async def _saver_on_pool(url: str) -> AsyncIterator[AsyncPostgresSaver]:
     await setup_checkpoint_tables(url)
     pool = AsyncConnectionPool(
         url,

@@ -11,7 +11,13 @@ from langgraph.types import Overwrite
 
 import prompts
 from chop.config import Context
-from chop.documents import Problem, SourceDocument
+from chop.documents import (
+    Problem,
+    SourceDocument,
+    input_doc_ids,
+    input_paths,
+    source_documents,
+)
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, get_embedder
 from chop.state import IngestState
@@ -45,14 +51,18 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
 
 def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
+    # Checked before anything is touched: a bad input is one clear error and changes nothing.
+    paths = input_paths(state.get("paths"))
+    documents = source_documents(state.get("documents"))
+    to_delete = input_doc_ids(state.get("delete"))
     store = store_for(ctx)
     embedder = get_embedder(ctx)
     store.ensure_collection(ctx.collection, embedder.dimension)
 
-    loaded, problems = load_paths(state.get("paths", []), max_file_mb=ctx.max_file_mb)
+    loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
     by_id: dict[str, SourceDocument] = {}
     meta = state.get("meta") or {}
-    for document in [*loaded, *state.get("documents", [])]:
+    for document in [*loaded, *documents]:
         if meta:  # fields set for this run win over a sidecar file's
             identity = {**(document["metadata"].get("identity") or {}), **meta}
             document = {**document, "metadata": {**document["metadata"], "identity": identity}}
@@ -60,11 +70,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             problems.append(Problem(source=document["source"], reason="duplicate document id"))
         by_id[document["doc_id"]] = document
 
-    deleted = [
-        doc_id
-        for doc_id in state.get("delete", [])
-        if store.delete_document(ctx.collection, doc_id)
-    ]
+    deleted = [doc_id for doc_id in to_delete if store.delete_document(ctx.collection, doc_id)]
     stored = store.documents(ctx.collection)
     changed: list[SourceDocument] = []
     unchanged: list[str] = []

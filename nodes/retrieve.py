@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from chop.config import Context
 from chop.models import get_embedder
 from chop.retrieval import retrieve_for_question
-from chop.state import AnswerState, Source
+from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
 
 
@@ -35,7 +35,7 @@ def to_source(number: int, hit: Hit) -> Source:
 
 def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    question = state["question"]
+    question = input_question(state)
     if not question.strip():
         return {"sources": [], "retrieval_note": "empty question"}
     started = time.perf_counter()

@@ -12,6 +12,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -129,7 +130,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
+def langgraph_dev(folder: Path, env: dict[str, str], config: Path | None = None) -> Iterator[str]:
+    """A dev server running in ``folder``; ``config`` defaults to an absolute-path copy of the
+    repository's langgraph.json."""
     port = free_port()
     log = folder / "server.log"
     command = [
@@ -142,7 +145,7 @@ def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
         "--host",
         "127.0.0.1",
         "--config",
-        str(server_config(folder)),
+        str(config or server_config(folder)),
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -279,3 +282,68 @@ def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) 
         finally:
             with contextlib.suppress(Exception):
                 store_for(ctx).drop_collection(collection)
+
+
+def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
+    tmp_path: Path,
+) -> None:
+    """`langgraph dev --config <repo>/langgraph.json` from elsewhere: the SDK reads each graph's
+    input, output and context schema, bad inputs fail with one clear message, and the embedded
+    PostgreSQL the server started stops with it (SIGTERM, as a process manager stops it)."""
+    if reason := missing_server_packages():
+        pytest.skip(reason)
+    from langgraph_sdk import get_sync_client
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data_dir = tmp_path / "data"  # a database of the server's own, so it is the one to stop it
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "LANGSMITH_TRACING": "false",
+        "HF_HUB_OFFLINE": "1",
+        "CHOP_DATA_DIR": str(data_dir),
+        "CHOP_DATABASE_URL": "",
+        "CHOP_CHAT_PROVIDER": "openai",
+        "CHOP_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # never called: every run is refused
+        # chop as installed (pip install -e .): this checkout, not the folder the server runs in
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    postmaster = data_dir / "pgdata" / "postmaster.pid"
+    with langgraph_dev(elsewhere, env, config=ROOT / "langgraph.json") as url:
+        assert postmaster.exists()
+        client = get_sync_client(url=url, timeout=RUN_S)
+        schemas = {
+            a["graph_id"]: client.assistants.get_schemas(a["assistant_id"])
+            for a in client.assistants.search()
+        }
+        assert set(schemas) == {"ingest", "answer"}
+        for graph_id, schema in schemas.items():
+            for kind in ("input_schema", "output_schema", "context_schema"):
+                assert schema[kind], f"{graph_id}: {kind} is {schema[kind]!r}"
+        answer_input: Any = schemas["answer"]["input_schema"]
+        assert answer_input["required"] == ["question"]
+        assert answer_input["properties"]["question"]["type"] == "string"
+        assert {"answer", "citations", "sources"} <= set(
+            schemas["answer"]["output_schema"]["properties"]
+        )
+        assert {"paths", "documents", "delete"} == set(
+            schemas["ingest"]["input_schema"]["properties"]
+        )
+        assert schemas["answer"]["context_schema"]["properties"]["k"]["type"] == "integer"
+
+        question = {"question": "How often do I clean the filter of the Coolwave 330C?"}
+        refused: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
+            ("answer", question, {"k": "5"}, "setting 'k' must be int, got str '5'"),
+            ("answer", question, {"search": "foo"}, "setting 'search' must be one of"),
+            ("answer", {}, {}, "the answer graph needs 'question', a string; got nothing"),
+            ("ingest", {"paths": "manuals/"}, {}, "'paths' must be a list of strings"),
+        ]
+        for graph_id, run_input, context, message in refused:
+            with pytest.raises(Exception, match=re.escape(message)):
+                client.runs.wait(None, graph_id, input=run_input, context=context)  # type: ignore[arg-type]
+    deadline = time.monotonic() + 15
+    while postmaster.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not postmaster.exists(), "the embedded PostgreSQL outlived the server"

@@ -1,0 +1,1 @@
+"""The LangGraph server's pieces that chop ships (the checkpointer factory)."""
