@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import os
 import sys
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar, cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -18,6 +21,9 @@ from rich.table import Table
 from chop.config import Context
 
 console = Console(stderr=True)
+T = TypeVar("T")
+EXIT_LLM_UNAVAILABLE = 3  # most labels are fallbacks: the endpoint is down or refuses chop
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -35,8 +41,10 @@ def _context(args: argparse.Namespace) -> Context:
 class ProgressReporter:
     """Turns the ingest graph's custom stream events into a live progress bar."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, *, quiet: bool = False) -> None:
         self.progress = progress
+        self.quiet = quiet
+        self.reported: set[tuple[str, str]] = set()  # problems already shown, not repeated
         self.task = progress.add_task("loading", total=None, calls="")
         self.llm_calls = 0
         self.cache_hits = 0
@@ -50,7 +58,17 @@ class ProgressReporter:
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         if kind == "problem":
-            self.progress.console.print(f"[yellow]skipped[/] {event['source']}: {event['reason']}")
+            if not self.quiet:
+                self.progress.console.print(
+                    f"[yellow]skipped[/] {event['source']}: {event['reason']}"
+                )
+                self.reported.add((event["source"], event["reason"]))
+        elif kind == "warning":
+            if not self.quiet:
+                self.progress.console.print(
+                    f"[yellow]warning[/] {event['source']}: {event['reason']}"
+                )
+                self.reported.add((event["source"], event["reason"]))
         elif kind == "resumed":
             self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
         elif kind == "loaded":
@@ -72,6 +90,41 @@ class ProgressReporter:
             self.progress.update(self.task, description=self._describe())
 
 
+def run_in_worker(work: Callable[[], T]) -> T:
+    """Run ``work`` in a worker thread, so Ctrl-C reaches this (main) thread at once.
+
+    The graph's own threads keep the main thread in waits that Python cannot interrupt: Ctrl-C
+    would only be noticed when the run ends.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the main thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.2)
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
+
+
+def stop_at_once(message: str) -> NoReturn:
+    """One line, then exit 130 without waiting for LLM calls in flight.
+
+    What is stored stays: each document is written in one transaction and a durable run's
+    checkpoints are committed step by step, exactly as after a kill (see test_crash_resume).
+    """
+    console.print(f"[yellow]{message}[/]")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
@@ -87,12 +140,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         transient=False,
         disable=args.quiet,
     ) as progress:
-        report = ingest(
-            args.paths,
-            context=ctx,
-            on_event=ProgressReporter(progress),
-            durable=not args.no_durable,
-        )
+        reporter = ProgressReporter(progress, quiet=args.quiet)
+        try:
+            report = run_in_worker(
+                lambda: ingest(
+                    args.paths, context=ctx, on_event=reporter, durable=not args.no_durable
+                )
+            )
+        except KeyboardInterrupt:
+            progress.stop()
+            stop_at_once(
+                "interrupted; finished documents are stored"
+                + ("" if args.no_durable else ", and the same command resumes the run")
+            )
     report["seconds"] = round(time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
@@ -105,15 +165,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"{int(stats.get('llm_calls', 0))} LLM calls, "
             f"{int(stats.get('cache_hits', 0))} cache hits, {report['seconds']} s"
         )
-        for problem in report.get("problems", []):
-            console.print(f"[yellow]skipped[/] {problem['source']}: {problem['reason']}")
+        for label, key in (("skipped", "problems"), ("warning", "warnings")):
+            for item in report.get(key, []):
+                if (item["source"], item["reason"]) not in reporter.reported:
+                    console.print(f"[yellow]{label}[/] {item['source']}: {item['reason']}")
+    if report.get("llm_unavailable"):
+        console.print(f"[red]LLM unavailable:[/] {report['llm_unavailable']}")
+        return EXIT_LLM_UNAVAILABLE
     loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
     return 0 if loaded or not report.get("problems") else 1
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from chop.api import ask
+    from chop.query import clean_question
 
+    args.question = clean_question(args.question)
     result = ask(args.question, context=_context(args))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
@@ -138,6 +205,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from chop.query import clean_question
     from chop.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
 
     ctx = _context(args)
@@ -146,7 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.print(f"sample corpus written to {folder}")
     args.paths, args.json, args.quiet, args.no_durable = [str(folder)], False, False, False
     cmd_ingest(args)
-    args.question = args.question or SAMPLE_QUESTIONS[0]["question"]
+    args.question = clean_question(args.question or SAMPLE_QUESTIONS[0]["question"])
     console.print(f"\n[bold]Q:[/] {args.question}")
     return cmd_ask(args)
 
@@ -249,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, RuntimeError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2
+    except KeyboardInterrupt:
+        stop_at_once("interrupted")
 
 
 if __name__ == "__main__":

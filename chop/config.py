@@ -25,6 +25,7 @@ def _env_int(name: str, default: int) -> Any:
 
 
 GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity scale
+MAX_K = 100  # chunks per answer: more would not fit any chat model's prompt
 
 
 def _env_float(name: str, default: float) -> Any:
@@ -136,8 +137,30 @@ class Context:
         _env_int("CHOP_MAX_FILE_MB", 50), "Files larger than this are skipped with a message."
     )
     llm_timeout_s: float = _described(
-        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM call, seconds."
+        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM request, seconds."
     )
+    llm_deadline_s: float = _described(
+        _env_float("CHOP_LLM_DEADLINE_S", 180.0),
+        "Most seconds one LLM task may take, all its attempts and the waits between them "
+        "together; then its fallback applies.",
+    )
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would hang or crash a run later, with one clear message."""
+        from chop.store import validate_collection
+
+        validate_collection(self.collection)
+        for name, low in (("max_concurrency", 1), ("k", 1), ("chunk_tokens", 1), ("ef_search", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{name} must be a whole number of at least {low}, not {value!r}")
+        if self.k > MAX_K:
+            raise ValueError(f"k must be at most {MAX_K}, not {self.k}")
+        if not 0 <= self.chunk_overlap < self.chunk_tokens:
+            raise ValueError("chunk_overlap must be at least 0 and smaller than chunk_tokens")
+        for name in ("llm_timeout_s", "llm_deadline_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 
     def with_overrides(self, **overrides: Any) -> Context:
         """A copy with the given non-None settings replaced."""

@@ -36,6 +36,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
         ctx, store_for(ctx), "document_profile", messages, DocumentProfileOutput
     )
     if result.value is None:
+        runtime.stream_writer({"event": "llm_failed", "task": "profile", "error": result.error})
         profile = DocumentProfile(category=None, model=model_from_title(title), source="fallback")
     else:
         model = clean_field(result.value.model)
@@ -56,5 +57,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             "llm_seconds": result.seconds,
             "cache_hits": int(result.cached),
             "profile_fallbacks": int(result.value is None),
+            "llm_tasks": 1,
+            "llm_failures": int(result.value is None),
         },
     }
