@@ -127,7 +127,7 @@ def _run_ingest(
     start: dict[str, Any] | None = payload
     paid_before: dict[str, float] = {}
     if checkpointer is not None:
-        snapshot = graph.get_state(config)
+        snapshot = graph.get_state(config, subgraphs=True)
         if snapshot.next:
             start = None  # an unfinished run of this thread: resume it
             paid_before = counts_before_resume(snapshot)
@@ -162,12 +162,13 @@ def _run_ingest(
 
 
 def counts_before_resume(snapshot: StateSnapshot) -> dict[str, float]:
-    """The counters an interrupted run had already summed (its state, and the finished tasks
-    of the step it died in), so a resumed run reports only its own work."""
+    """The counters an interrupted run had already summed (its state, finished tasks' writes
+    included, and the same inside each unfinished document), so that a resumed run reports
+    only its own work."""
     counts = dict(snapshot.values.get("stats", {}))
     for task in snapshot.tasks:
-        if isinstance(task.result, dict):
-            counts = add_counts(counts, task.result.get("stats", {}))
+        if task.result is None and isinstance(task.state, StateSnapshot):
+            counts = add_counts(counts, counts_before_resume(task.state))
     return counts
 
 

@@ -155,13 +155,14 @@ def structured_call(
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
         nonlocal attempts, raw, busy, deadline
         attempts += 1
+        model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
         lock = _in_process_lock if is_in_process(ctx) else _slots(ctx.max_concurrency)
         with lock:  # llama.cpp in this process runs one call at a time
             began = time.perf_counter()
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
             timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
-            reply = _bind(get_chat_model(ctx), ctx, schema, task, timeout).invoke(msgs)
+            reply = _bind(model, ctx, schema, task, timeout).invoke(msgs)
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
