@@ -326,16 +326,17 @@ class Store:
 
     def replace_document(
         self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
-    ) -> None:
-        """Swap a document's chunks for ``rows`` in one transaction (binary COPY)."""
+    ) -> bool:
+        """Swap a document's chunks for ``rows`` in one transaction (binary COPY); True when
+        it replaced a stored version (so two concurrent runs do not both report "added")."""
         chunks, documents = _tables(collection)
         with self.transaction() as conn:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{collection}/{document.doc_id}",)
             )
-            conn.execute(
+            replaced = conn.execute(
                 sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (document.doc_id,)
-            )
+            ).rowcount
             conn.execute(
                 sql.SQL(
                     "INSERT INTO {} (doc_id, title, source, content_hash, chunk_count, metadata) "
@@ -397,6 +398,7 @@ class Store:
                             np.asarray(r.embedding, dtype=np.float32),
                         )
                     )
+        return replaced > 0
 
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):

@@ -70,7 +70,6 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             unchanged.append(doc_id)
         else:
             changed.append(document)
-    added = sum(1 for d in changed if d["doc_id"] not in stored)
     warnings = [
         Problem(source=d["source"], reason=note)
         for d in by_id.values()
@@ -95,8 +94,8 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "unchanged": unchanged,
         "report": Overwrite(
             {
-                "added": added,
-                "updated": len(changed) - added,
+                "added": 0,  # counted by persist as each document is written
+                "updated": 0,
                 "unchanged": len(unchanged),
                 "deleted": len(deleted),
                 "chunks_stored": 0,

@@ -72,6 +72,8 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
             "llm_fallbacks": fallbacks,
         },
     )
-    store_for(ctx).replace_document(ctx.collection, record, rows)
+    replaced = store_for(ctx).replace_document(ctx.collection, record, rows)
     runtime.stream_writer({"event": "stored", "doc_id": document["doc_id"], "chunks": len(rows)})
-    return {"report": {"chunks_stored": len(rows)}, "stats": {"documents_stored": 1}}
+    # added/updated are counted when written, so two runs storing one document agree
+    report = {"chunks_stored": len(rows), "added": int(not replaced), "updated": int(replaced)}
+    return {"report": report, "stats": {"documents_stored": 1}}

@@ -389,3 +389,33 @@ def test_a_long_run_without_spaces_becomes_bounded_chunks(embedder) -> None:  # 
     assert len(windows) > 1
     assert max(w.end - w.start for w in windows) <= 200 * MAX_TOKEN_CHARS
     assert windows[-1].end == len(text)
+
+
+def test_two_runs_storing_the_same_documents_at_once_do_not_both_report_them_added(
+    context: Context, store: Store, scripted: ScriptedChatModel
+) -> None:
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    from chop.documents import make_document
+
+    def slow(task: str, user: str) -> str:
+        time.sleep(0.1)  # both runs load before either stores
+        return sensible_reply(task, user)
+
+    scripted.responder = slow
+    ctx = small(context)
+    ingest(documents=[], context=ctx)  # the collection exists before the race
+    documents = [
+        make_document("a", "Coolwave 225B", FILTER),
+        make_document("b", "Coolwave 330C", TANK),
+    ]
+    with ThreadPoolExecutor(2) as pool:
+        runs = [
+            pool.submit(contextvars.copy_context().run, ingest, documents=documents, context=ctx)
+            for _ in range(2)
+        ]
+        reports = [run.result(timeout=300) for run in runs]
+    assert sum(r["added"] for r in reports) == 2
+    assert sum(r["added"] + r["updated"] for r in reports) == 4
+    assert len(store.documents(ctx.collection)) == 2
