@@ -170,7 +170,9 @@ def structured_call(
     backoff = tenacity.wait_exponential(multiplier=0.5, max=8) + tenacity.wait_random(0, 0.5)
     retrying = tenacity.Retrying(
         stop=lambda state: state.attempt_number >= MAX_ATTEMPTS or remaining() < MIN_ATTEMPT_S,
-        wait=lambda state: min(backoff(state), max(0.0, remaining() - MIN_ATTEMPT_S)),
+        wait=lambda state: min(
+            max(backoff(state), _retry_after(state)), max(0.0, remaining() - MIN_ATTEMPT_S)
+        ),
         reraise=True,
     )
     try:
@@ -186,6 +188,18 @@ def structured_call(
     if store is not None:
         _cache_put(store, key, model_identity, value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
+
+
+def _retry_after(state: tenacity.RetryCallState) -> float:
+    """The wait an HTTP 429/503 asked for (``retry-after-ms`` or ``Retry-After`` seconds)."""
+    error = state.outcome.exception() if state.outcome else None
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    try:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        return float(headers.get("retry-after", 0))
+    except (TypeError, ValueError):  # an HTTP date: the backoff decides
+        return 0.0
 
 
 def _slots(limit: int) -> threading.BoundedSemaphore:
