@@ -21,7 +21,16 @@ def _env(name: str, default: str) -> Any:
 
 
 def _env_int(name: str, default: int) -> Any:
-    return field(default_factory=lambda: int(os.environ.get(name, str(default))))
+    return field(default_factory=lambda: _parsed(name, default, int, "a whole number"))
+
+
+def _parsed(name: str, default: Any, kind: type, what: str) -> Any:
+    """The environment variable as ``kind``, or one line saying which variable is wrong."""
+    raw = os.environ.get(name, str(default))
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be {what}, not {raw!r}") from None
 
 
 GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity scale
@@ -29,7 +38,7 @@ MAX_K = 100  # chunks per answer: more would not fit any chat model's prompt
 
 
 def _env_float(name: str, default: float) -> Any:
-    return field(default_factory=lambda: float(os.environ.get(name, str(default))))
+    return field(default_factory=lambda: _parsed(name, default, float, "a number"))
 
 
 def _described(spec: Any, description: str) -> Any:

@@ -143,6 +143,12 @@ def test_bad_k_and_collection_names_are_refused() -> None:
     assert main(["ask", "anything", "--k=-1"]) == 2
 
 
+def test_a_malformed_numeric_setting_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHOP_MAX_CONCURRENCY", "four")
+    with pytest.raises(ValueError, match="CHOP_MAX_CONCURRENCY must be a whole number"):
+        Context()
+
+
 # ------------------------------------------------------------------ 3. database restart
 @pytest.mark.skipif(bool(os.environ.get("CHOP_DATABASE_URL")), reason="embedded server only")
 def test_a_durable_ingest_survives_a_database_restart(
