@@ -19,9 +19,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StateSnapshot
 
 from chop.config import Context
 from chop.documents import SourceDocument, source_documents
+from chop.state import add_counts
 
 Event = dict[str, Any]
 
@@ -72,39 +74,55 @@ def ingest(
         user_card(meta)  # unknown or mistyped fields fail here, before any work
         payload["meta"] = dict(meta)
     if durable and checkpointer is None:
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        from chop.store import resolve_database_url
+        from chop.store import durable_checkpointer, resolve_database_url
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
-        with PostgresSaver.from_conn_string(url) as saver:
-            saver.setup()
-            return ingest(
-                documents=payload["documents"],
-                paths=payload["paths"],
-                delete=payload["delete"],
-                meta=payload.get("meta"),
-                context=ctx,
-                on_event=on_event,
-                checkpointer=saver,
-                thread_id=thread_id or default_thread_id(ctx, payload),
-            )
+        with durable_checkpointer(url) as saver:
+            inputs, contents = input_keys(ctx, payload)
+            thread_id = thread_id or f"ingest-{ctx.collection}-{inputs}-{contents}"
+            for stale in saver.threads_with_prefix(f"ingest-{ctx.collection}-{inputs}-"):
+                if stale != thread_id:  # the same inputs as they were on disk before: stale
+                    saver.delete_thread(stale)
+            report = _run_ingest(ctx, payload, on_event, saver, thread_id)
+            saver.delete_thread(thread_id)  # finished: its checkpoints have no further use
+            return report
     return _run_ingest(ctx, payload, on_event, checkpointer, thread_id)
 
 
-def default_thread_id(ctx: Context, payload: dict[str, Any]) -> str:
-    """The same collection and inputs map to the same thread, so a rerun resumes it."""
-    key = json.dumps(
+def input_keys(ctx: Context, payload: dict[str, Any]) -> tuple[str, str]:
+    """Two short keys of an ingest: what it names (resolved paths, document ids, deletions),
+    and what those inputs hold right now (a hash of every file's bytes and document's text)."""
+    from chop.documents import content_hash
+    from chop.loaders import input_file_hashes
+
+    named = json.dumps(
         [
-            ctx.collection,
-            sorted(payload["paths"]),
+            sorted(str(Path(p).absolute()) for p in payload["paths"]),
             sorted(d["doc_id"] for d in payload["documents"]),
             sorted(payload["delete"]),
             payload.get("meta") or {},
         ],
         sort_keys=True,
     )
-    return f"ingest-{ctx.collection}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    contents = json.dumps(
+        [
+            input_file_hashes(payload["paths"], max_file_mb=ctx.max_file_mb),
+            sorted((d["doc_id"], content_hash(d["title"] + "\0" + d["text"]))
+                   for d in payload["documents"]),
+        ]
+    )  # fmt: skip
+    return _short_hash(named), _short_hash(contents)
+
+
+def default_thread_id(ctx: Context, payload: dict[str, Any]) -> str:
+    """The same collection, inputs and input contents map to the same thread, so a rerun
+    resumes it; another folder, or a file edited or deleted since, starts a fresh run."""
+    inputs, contents = input_keys(ctx, payload)
+    return f"ingest-{ctx.collection}-{inputs}-{contents}"
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _run_ingest(
@@ -122,23 +140,51 @@ def _run_ingest(
         thread_id = thread_id or str(uuid.uuid4())
     config = run_config(ctx, thread_id)
     start: dict[str, Any] | None = payload
-    if checkpointer is not None and graph.get_state(config).next:
-        start = None  # an unfinished run of this thread: resume it
-        if on_event is not None:
-            on_event({"event": "resumed", "thread_id": thread_id})
+    paid_before: dict[str, float] = {}
+    if checkpointer is not None:
+        snapshot = graph.get_state(config, subgraphs=True)
+        if snapshot.next:
+            start = None  # an unfinished run of this thread: resume it
+            paid_before = counts_before_resume(snapshot)
+            if on_event is not None:
+                on_event({"event": "resumed", "thread_id": thread_id})
     final: dict[str, Any] = {}
+    last_llm_error = ""
     for namespace, mode, chunk in graph.stream(
         start, config=config, context=ctx, stream_mode=["custom", "values"], subgraphs=True
     ):
-        if mode == "custom" and on_event is not None:
-            on_event(chunk)
+        if mode == "custom":
+            if chunk.get("event") == "llm_failed":
+                last_llm_error = str(chunk.get("error") or "")
+            if on_event is not None:
+                on_event(chunk)
         elif mode == "values" and not namespace:
             final = chunk
-    return {
+    stats = {k: v - paid_before.get(k, 0) for k, v in final.get("stats", {}).items()}
+    report = {
         **final.get("report", {}),
         "problems": final.get("problems", []),
-        "stats": final.get("stats", {}),
+        "warnings": final.get("warnings", []),
+        "stats": stats,
     }
+    failed, asked = int(stats.get("llm_failures", 0)), int(stats.get("llm_tasks", 0))
+    if asked and failed * 2 > asked:
+        report["llm_unavailable"] = (
+            f"{failed} of {asked} LLM answers failed (last: {last_llm_error}); their chunks "
+            "were stored with fallback labels and the next ingest relabels them"
+        )
+    return report
+
+
+def counts_before_resume(snapshot: StateSnapshot) -> dict[str, float]:
+    """The counters an interrupted run had already summed (its state, finished tasks' writes
+    included, and the same inside each unfinished document), so that a resumed run reports
+    only its own work."""
+    counts = dict(snapshot.values.get("stats", {}))
+    for task in snapshot.tasks:
+        if task.result is None and isinstance(task.state, StateSnapshot):
+            counts = add_counts(counts, counts_before_resume(task.state))
+    return counts
 
 
 def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from chop.models import Tokenizer
 
+MAX_TOKEN_CHARS = 16  # longer "tokens" (unknown runs without spaces) count as several
 MIN_CHUNKS_FOR_BACKGROUND = 5  # fewer chunks give too few pairs to know the background
 
 _sentence_end = re.compile(r"(?<=[.!?:;])\s+|\n+")
@@ -34,7 +35,7 @@ def token_windows(
         raise ValueError("chunk size must be positive")
     if not 0 <= overlap < size:
         raise ValueError("overlap must be at least 0 and smaller than the chunk size")
-    tokens = tokenizer.token_spans(text)
+    tokens = [piece for span in tokenizer.token_spans(text) for piece in _bounded(span)]
     if not tokens:
         return []
     boundaries = _sentence_boundaries(text) if snap else set()
@@ -111,6 +112,19 @@ def section_windows(
         inner = token_windows(text[group.start : group.end], tokenizer, size, overlap)
         windows.extend(TextSpan(group.start + w.start, group.start + w.end) for w in inner)
     return windows
+
+
+def _bounded(span: tuple[int, int]) -> list[tuple[int, int]]:
+    """A token as pieces of at most MAX_TOKEN_CHARS characters.
+
+    A tokenizer reads a long run without spaces (a 300 KB base64 blob, a minified line) as one
+    unknown token; counted as one, it would make one 300,000-character chunk sent whole to the
+    LLM. Counted in pieces, every chunk stays within size * MAX_TOKEN_CHARS characters.
+    """
+    start, end = span
+    if end - start <= MAX_TOKEN_CHARS:
+        return [span]
+    return [(i, min(i + MAX_TOKEN_CHARS, end)) for i in range(start, end, MAX_TOKEN_CHARS)]
 
 
 def _sentence_boundaries(text: str) -> set[int]:

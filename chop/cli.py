@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
 import importlib.metadata
 import json
 import os
 import sys
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar, cast
 
 import psycopg
 from rich.console import Console
@@ -22,6 +25,9 @@ from chop.config import Context
 from chop.identity import USER_FIELDS, user_card
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
+T = TypeVar("T")
+EXIT_LLM_UNAVAILABLE = 3  # most labels are fallbacks: the endpoint is down or refuses chop
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 def _context(args: argparse.Namespace) -> Context:
@@ -39,15 +45,16 @@ def _context(args: argparse.Namespace) -> Context:
 class ProgressReporter:
     """Turns the ingest graph's custom stream events into a live progress bar."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress, *, quiet: bool = False) -> None:
         self.progress = progress
+        self.quiet = quiet
+        self.reported: set[tuple[str, str]] = set()  # problems already shown, not repeated
         self.task = progress.add_task("loading", total=None, calls="")
         self.llm_calls = 0
         self.cache_hits = 0
         self.documents = 0
         self.stored = 0
         self.chunks = 0
-        self.shown_problems: set[tuple[str, str]] = set()
 
     def _describe(self) -> str:
         return f"labelling chunks, {self.stored}/{self.documents} documents stored"
@@ -55,8 +62,17 @@ class ProgressReporter:
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         if kind == "problem":
-            self.shown_problems.add((event["source"], event["reason"]))
-            self.progress.console.print(f"[yellow]skipped[/] {event['source']}: {event['reason']}")
+            if not self.quiet:
+                self.progress.console.print(
+                    f"[yellow]skipped[/] {event['source']}: {event['reason']}"
+                )
+                self.reported.add((event["source"], event["reason"]))
+        elif kind == "warning":
+            if not self.quiet:
+                self.progress.console.print(
+                    f"[yellow]warning[/] {event['source']}: {event['reason']}"
+                )
+                self.reported.add((event["source"], event["reason"]))
         elif kind == "resumed":
             self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
         elif kind == "loaded":
@@ -76,6 +92,41 @@ class ProgressReporter:
         elif kind == "stored":
             self.stored += 1
             self.progress.update(self.task, description=self._describe())
+
+
+def run_in_worker(work: Callable[[], T]) -> T:
+    """Run ``work`` in a worker thread, so Ctrl-C reaches this (main) thread at once.
+
+    The graph's own threads keep the main thread in waits that Python cannot interrupt: Ctrl-C
+    would only be noticed when the run ends.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the main thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(target,), daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.2)
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
+
+
+def stop_at_once(message: str) -> NoReturn:
+    """One line, then exit 130 without waiting for LLM calls in flight.
+
+    What is stored stays: each document is written in one transaction and a durable run's
+    checkpoints are committed step by step, exactly as after a kill (see test_crash_resume).
+    """
+    console.print(f"[yellow]{message}[/]")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -98,14 +149,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         transient=False,
         disable=args.quiet,
     ) as progress:
-        reporter = ProgressReporter(progress)
-        report = ingest(
-            args.paths,
-            meta=dict(getattr(args, "meta", [])),
-            context=ctx,
-            on_event=reporter,
-            durable=not args.no_durable,
-        )
+        reporter = ProgressReporter(progress, quiet=args.quiet)
+        try:
+            report = run_in_worker(
+                lambda: ingest(
+                    args.paths,
+                    meta=dict(getattr(args, "meta", [])),
+                    context=ctx,
+                    on_event=reporter,
+                    durable=not args.no_durable,
+                )
+            )
+        except KeyboardInterrupt:
+            progress.stop()
+            stop_at_once(
+                "interrupted; finished documents are stored"
+                + ("" if args.no_durable else ", and the same command resumes the run")
+            )
     report["seconds"] = round(time.perf_counter() - started, 2)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
@@ -118,17 +178,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"{int(stats.get('llm_calls', 0))} LLM calls, "
             f"{int(stats.get('cache_hits', 0))} cache hits, {report['seconds']} s"
         )
-        for problem in report.get("problems", []):
-            if (problem["source"], problem["reason"]) in reporter.shown_problems:
-                continue  # already printed while it ran
-            console.print(f"[yellow]skipped[/] {problem['source']}: {problem['reason']}")
+        for label, key in (("skipped", "problems"), ("warning", "warnings")):
+            for item in report.get(key, []):
+                if (item["source"], item["reason"]) not in reporter.reported:
+                    console.print(f"[yellow]{label}[/] {item['source']}: {item['reason']}")
+    if report.get("llm_unavailable"):
+        console.print(f"[red]LLM unavailable:[/] {report['llm_unavailable']}")
+        return EXIT_LLM_UNAVAILABLE
     loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
     return 0 if loaded or not report.get("problems") else 1
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from chop.api import ask
+    from chop.query import clean_question
 
+    args.question = clean_question(args.question)
     if not (args.question or "").strip():
         console.print("[red]error:[/] the question is empty")
         return 2
@@ -169,6 +234,7 @@ def collection_has_documents(ctx: Context) -> bool:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from chop.query import clean_question
     from chop.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
 
     ctx = _context(args)
@@ -177,7 +243,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console.print(f"sample corpus written to {folder}")
     args.paths, args.json, args.quiet, args.no_durable = [str(folder)], False, False, False
     cmd_ingest(args)
-    args.question = args.question or SAMPLE_QUESTIONS[0]["question"]
+    args.question = clean_question(args.question or SAMPLE_QUESTIONS[0]["question"])
     console.print(f"\n[bold]Q:[/] {args.question}")
     return cmd_ask(args)
 
@@ -352,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         console.print(f"[red]error:[/] cannot reach the database: {first_line}")
         return 2
+    except KeyboardInterrupt:
+        stop_at_once("interrupted")
 
 
 if __name__ == "__main__":

@@ -21,14 +21,24 @@ def _env(name: str, default: str) -> Any:
 
 
 def _env_int(name: str, default: int) -> Any:
-    return field(default_factory=lambda: int(os.environ.get(name, str(default))))
+    return field(default_factory=lambda: _parsed(name, default, int, "a whole number"))
+
+
+def _parsed(name: str, default: Any, kind: type, what: str) -> Any:
+    """The environment variable as ``kind``, or one line saying which variable is wrong."""
+    raw = os.environ.get(name, str(default))
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be {what}, not {raw!r}") from None
 
 
 GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity scale
+MAX_K = 100  # chunks per answer: more would not fit any chat model's prompt
 
 
 def _env_float(name: str, default: float) -> Any:
-    return field(default_factory=lambda: float(os.environ.get(name, str(default))))
+    return field(default_factory=lambda: _parsed(name, default, float, "a number"))
 
 
 def _described(spec: Any, description: str) -> Any:
@@ -141,15 +151,35 @@ class Context:
         _env_int("CHOP_MAX_FILE_MB", 50), "Files larger than this are skipped with a message."
     )
     llm_timeout_s: float = _described(
-        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM call, seconds."
+        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM request, seconds."
+    )
+    llm_deadline_s: float = _described(
+        _env_float("CHOP_LLM_DEADLINE_S", 180.0),
+        "Most seconds one LLM task may take, all its attempts and the waits between them "
+        "together; then its fallback applies.",
     )
 
     def __post_init__(self) -> None:
-        """Reject a wrong type or an unknown choice with one clear message, whether the value
-        came from the environment, a CLI flag or a server run's ``context`` (``"k": "5"``)."""
+        """Refuse a wrong type or an unknown choice (``"k": "5"``), and settings that would
+        hang or crash a run later, with one clear message, whether the value came from the
+        environment, a CLI flag or a server run's ``context``."""
+        from chop.store import validate_collection
+
         hints = get_type_hints(type(self))
         for spec in fields(self):
             check_setting(spec.name, getattr(self, spec.name), hints[spec.name])
+        validate_collection(self.collection)
+        for name, low in (("max_concurrency", 1), ("k", 1), ("chunk_tokens", 1), ("ef_search", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{name} must be a whole number of at least {low}, not {value!r}")
+        if self.k > MAX_K:
+            raise ValueError(f"k must be at most {MAX_K}, not {self.k}")
+        if not 0 <= self.chunk_overlap < self.chunk_tokens:
+            raise ValueError("chunk_overlap must be at least 0 and smaller than chunk_tokens")
+        for name in ("llm_timeout_s", "llm_deadline_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 
     def with_overrides(self, **overrides: Any) -> Context:
         """A copy with the given non-None settings replaced."""

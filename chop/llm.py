@@ -3,9 +3,12 @@
 Every LLM task of chop (continuity, CNM, document profile, answer) goes through
 :func:`structured_call`: the reply is held to a JSON schema by the provider (llama.cpp grammar,
 OpenAI ``response_format`` or function calling), validated with pydantic, cached in PostgreSQL
-under (model, schema, prompt), and retried with backoff on errors and invalid output. When the
-retries are spent the call returns ``value=None`` with the error, and the caller applies its
-documented fallback; nothing raises into the graph.
+under (model, schema, prompt), and retried with backoff on errors and invalid output, within
+one deadline (Context.llm_deadline_s) for all attempts together: the HTTP client does not
+retry on its own, so a hung endpoint costs one deadline, not attempts × client retries ×
+timeout, and every attempt is counted. When the retries are spent the call returns
+``value=None`` with the error, and the caller applies its documented fallback; nothing raises
+into the graph.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import psycopg
+import tenacity
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from chop.config import Context
@@ -33,6 +37,7 @@ log = logging.getLogger(__name__)
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 MAX_ATTEMPTS = 3
+MIN_ATTEMPT_S = 0.5  # an attempt with less time left than this is not started
 _in_process_lock = threading.Lock()
 _slots_lock = threading.Lock()
 _semaphores: dict[int, threading.BoundedSemaphore] = {}
@@ -76,6 +81,8 @@ def parse_reply(reply: Any, schema: type[SchemaT]) -> SchemaT:
             return schema.model_validate(reply)
         except ValidationError as exc:
             raise InvalidOutput(_short(str(exc))) from exc
+    if isinstance(reply, AIMessage) and reply.tool_calls:  # function calling
+        return parse_reply(reply.tool_calls[0]["args"], schema)
     text = reply.content if isinstance(reply, AIMessage) else reply
     if not isinstance(text, str):
         raise InvalidOutput(f"expected text, got {type(text).__name__}")
@@ -96,16 +103,25 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return body
 
 
-def _bind(model: BaseChatModel, ctx: Context, schema: type[BaseModel], name: str) -> Runnable:
-    """The model, held to ``schema`` the way its provider supports."""
+def _bind(
+    model: BaseChatModel, ctx: Context, schema: type[BaseModel], name: str, timeout: float
+) -> Runnable:
+    """The model, held to ``schema`` the way its provider supports; a remote request gives up
+    after ``timeout`` seconds."""
     if ctx.chat_provider == "openai" and ctx.structured_output == "function_calling":
-        return model.with_structured_output(schema, method="function_calling")
+        return model.bind_tools([schema], tool_choice=schema.__name__, timeout=timeout)
     if ctx.chat_provider == "openai" and ctx.structured_output == "json_schema":
         return model.bind(
             response_format={
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": _json_schema(schema), "strict": False},
-            }
+            },
+            timeout=timeout,
+        )
+    if ctx.chat_provider == "openai":
+        return model.bind(
+            response_format={"type": "json_object", "schema": _json_schema(schema)},
+            timeout=timeout,
         )
     # llama.cpp (in-process, or its server): a grammar compiled from the schema.
     return model.bind(response_format={"type": "json_object", "schema": _json_schema(schema)})
@@ -131,28 +147,36 @@ def structured_call(
     attempts = 0
     busy = 0.0  # seconds the model worked (not waiting for the in-process lock)
     raw: str | None = None
+    deadline: float | None = None  # starts with the first attempt, not while queued for a slot
+
+    def remaining() -> float:
+        return ctx.llm_deadline_s if deadline is None else deadline - time.monotonic()
 
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
-        nonlocal attempts, raw
+        nonlocal attempts, raw, busy, deadline
         attempts += 1
-        nonlocal busy
-        if is_in_process(ctx):  # llama.cpp in this process: one call at a time, built once
-            with _in_process_lock:
-                began = time.perf_counter()
-                reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
-        else:
-            with _slots(ctx.max_concurrency):
-                began = time.perf_counter()
-                reply = _bind(get_chat_model(ctx), ctx, schema, task).invoke(msgs)
+        model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
+        lock = _in_process_lock if is_in_process(ctx) else _slots(ctx.max_concurrency)
+        with lock:  # llama.cpp in this process runs one call at a time
+            began = time.perf_counter()
+            if deadline is None:
+                deadline = time.monotonic() + ctx.llm_deadline_s
+            timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
+            reply = _bind(model, ctx, schema, task, timeout).invoke(msgs)
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
 
-    runnable = RunnableLambda(attempt).with_retry(
-        stop_after_attempt=MAX_ATTEMPTS, wait_exponential_jitter=True
+    backoff = tenacity.wait_exponential(multiplier=0.5, max=8) + tenacity.wait_random(0, 0.5)
+    retrying = tenacity.Retrying(
+        stop=lambda state: state.attempt_number >= MAX_ATTEMPTS or remaining() < MIN_ATTEMPT_S,
+        wait=lambda state: min(
+            max(backoff(state), _retry_after(state)), max(0.0, remaining() - MIN_ATTEMPT_S)
+        ),
+        reraise=True,
     )
     try:
-        value = runnable.invoke(messages)
+        value = retrying(attempt, messages)
     except Exception as exc:  # every failure ends in the caller's fallback
         return CallResult(
             None,
@@ -164,6 +188,18 @@ def structured_call(
     if store is not None:
         _cache_put(store, key, model_identity, value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
+
+
+def _retry_after(state: tenacity.RetryCallState) -> float:
+    """The wait an HTTP 429/503 asked for (``retry-after-ms`` or ``Retry-After`` seconds)."""
+    error = state.outcome.exception() if state.outcome else None
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    try:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        return float(headers.get("retry-after", 0))
+    except (TypeError, ValueError):  # an HTTP date: the backoff decides
+        return 0.0
 
 
 def _slots(limit: int) -> threading.BoundedSemaphore:

@@ -6,7 +6,10 @@ cannot be used becomes one Problem with a short reason, and the rest of the batc
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -32,6 +35,7 @@ __all__ = [
     "clean_title",
     "emanual_device_name",
     "emanual_sections",
+    "input_file_hashes",
     "iter_documents",
     "load_emanual",
     "load_file",
@@ -49,6 +53,10 @@ SUPPORTED_SUFFIXES: frozenset[str] = (
 )
 
 SIDECAR_SUFFIX = ".meta.json"  # "report.pdf.meta.json": identity fields a user sets
+# pypdf logs damage it works around ("EOF marker not found") without naming the file; an
+# unreadable PDF is reported once, with its path, as a skipped file instead.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
 NOT_EMANUAL = "JSON is not an E-Manual corpus (expected section_N objects)"
 _MB = 1024 * 1024
 _MAX_REASON = 240
@@ -110,6 +118,36 @@ def iter_documents(
             yield from docs
 
 
+def input_file_hashes(paths: Sequence[str | Path], *, max_file_mb: int = 50) -> list[list[str]]:
+    """[resolved path, sha256 of its bytes] of every file an ingest of ``paths`` would read.
+
+    A resumed run compares these with what its thread saw: another folder, or a file edited,
+    added or deleted since, is a different input and is read again from disk. Files over the
+    size limit are skipped by the loader anyway and are keyed by size and time only.
+    """
+    hashes: dict[str, str] = {}
+    for raw in paths:
+        for file_path, named in _expand(Path(raw), []):
+            if not named and file_path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            key = _doc_id(file_path)
+            if key in hashes:
+                continue
+            try:
+                st = file_path.stat()
+                if max_file_mb > 0 and st.st_size > max_file_mb * _MB:
+                    hashes[key] = f"size:{st.st_size}:{st.st_mtime_ns}"
+                    continue
+                digest = hashlib.sha256()
+                with file_path.open("rb") as handle:
+                    while block := handle.read(1 << 20):
+                        digest.update(block)
+                hashes[key] = digest.hexdigest()
+            except OSError as err:
+                hashes[key] = f"error:{_os_reason(err)}"
+    return sorted([path, digest] for path, digest in hashes.items())
+
+
 def load_file(path: Path, *, max_file_mb: int = 50) -> list[SourceDocument]:
     """Load one file by its suffix; raises LoadError(reason) when it cannot be used."""
     path = Path(path)
@@ -120,12 +158,17 @@ def load_file(path: Path, *, max_file_mb: int = 50) -> list[SourceDocument]:
         return [_load_pdf(path, max_file_mb)]
     if suffix in JSON_SUFFIXES:
         return [load_emanual(path, max_file_mb=max_file_mb)]
-    text = _decode(_read_bytes(path, max_file_mb))
+    notes: list[str] = []
+    text = _decode(_read_bytes(path, max_file_mb), notes)
     if suffix in MARKDOWN_SUFFIXES:
-        return [_load_markdown(path, text)]
-    if suffix in HTML_SUFFIXES:
-        return [_load_html(path, text)]
-    return [_load_text(path, text)]
+        document = _load_markdown(path, text)
+    elif suffix in HTML_SUFFIXES:
+        document = _load_html(path, text)
+    else:
+        document = _load_text(path, text)
+    if notes:
+        document["metadata"]["warnings"] = notes
+    return [document]
 
 
 def load_emanual(path: Path, title: str | None = None, *, max_file_mb: int = 50) -> SourceDocument:
@@ -219,6 +262,9 @@ def _walk(root: Path, problems: list[Problem]) -> Iterator[Path]:
             st = directory.stat()
             ident = (st.st_dev, st.st_ino)
             if ident in visited:
+                if directory.is_symlink():
+                    reason = "symbolic link loop (a folder already read), not followed"
+                    problems.append(Problem(source=str(directory), reason=reason))
                 continue
             visited.add(ident)
             with os.scandir(directory) as scan:
@@ -231,7 +277,9 @@ def _walk(root: Path, problems: list[Problem]) -> Iterator[Path]:
             if entry.name.startswith("."):
                 continue
             try:
-                if entry.is_dir():
+                if entry.is_symlink() and (broken := _broken_link(entry)):
+                    problems.append(Problem(source=entry.path, reason=broken))
+                elif entry.is_dir():
                     subdirs.append(Path(entry.path))
                 elif entry.is_file() and Path(entry.name).suffix.lower() in SUPPORTED_SUFFIXES:
                     yield Path(entry.path)
@@ -267,6 +315,26 @@ def _with_sidecar(
     return documents
 
 
+def _broken_link(entry: os.DirEntry[str]) -> str | None:
+    """Why a symbolic link under a folder cannot be followed (None: it can).
+
+    Links to files of other types are ignored like those files; a link that points nowhere
+    or into a loop is reported, since it may well stand for a document the user expects.
+    """
+    suffix = Path(entry.name).suffix.lower()
+    reason: str
+    try:
+        os.stat(entry.path)
+        return None
+    except FileNotFoundError:
+        reason = f"broken symbolic link (to {os.readlink(entry.path)})"
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            return _os_reason(err)
+        reason = "symbolic link loop"
+    return reason if not suffix or suffix in SUPPORTED_SUFFIXES else None
+
+
 # --------------------------------------------------------------------------- reading bytes
 
 
@@ -298,16 +366,29 @@ def _read_bytes(path: Path, max_file_mb: int) -> bytes:
 
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
 _HIGH_BYTES = bytes(range(0x80, 0x100))
+MAX_BAD_UTF8_SHARE = 0.01  # more bad UTF-8 than this: a legacy (cp1252) file, not a few typos
 
 
-def _decode(data: bytes) -> str:
-    """Bytes → str: UTF-8 (BOM or not), else cp1252 when that is clean and text-like."""
+def _decode(data: bytes, notes: list[str] | None = None) -> str:
+    """Bytes → str: UTF-8 (BOM or not); UTF-8 with a few bad bytes replaced (U+FFFD) and a
+    note saying so; else cp1252 when that is clean and text-like.
+
+    A UTF-8 file with one bad byte must not turn into cp1252 mojibake ("â€™" for every
+    apostrophe): only when bad sequences are more than MAX_BAD_UTF8_SHARE of the text is it
+    read as cp1252 (a whole legacy Western file).
+    """
     if b"\x00" in data or _share(data, _CONTROL_BYTES) > 0.05:
         raise LoadError("binary file, not text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         pass
+    text = data.decode("utf-8-sig", errors="replace")
+    bad = text.count("\ufffd")
+    if bad <= max(1, int(len(text) * MAX_BAD_UTF8_SHARE)):
+        if notes is not None:
+            notes.append(f"{bad} byte sequence(s) not valid UTF-8, replaced with U+FFFD")
+        return text
     try:
         text = data.decode("cp1252")
     except UnicodeDecodeError:

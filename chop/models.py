@@ -212,7 +212,7 @@ def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatMod
         base_url=base_url or None,
         temperature=0,
         timeout=timeout,
-        max_retries=2,
+        max_retries=0,  # chop.llm retries, counts every attempt and keeps one deadline
         api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
     )
 

@@ -89,6 +89,7 @@ class IngestState(TypedDict, total=False):
     pending: list[SourceDocument]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
+    warnings: list[Problem]  # documents loaded with a caveat (e.g. bad bytes replaced)
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
 
@@ -129,6 +130,7 @@ class IngestOutput(TypedDict, total=False):
 
     report: dict[str, Any]
     problems: list[Problem]
+    warnings: list[Problem]
     stats: dict[str, float]
 
 

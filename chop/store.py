@@ -11,14 +11,18 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
+import tenacity
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.postgres import PostgresSaver
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -27,7 +31,8 @@ from psycopg_pool import ConnectionPool
 
 from chop.config import Context
 
-_COLLECTION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+R = TypeVar("R")
+_COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 RRF_K = 60
 
 
@@ -93,7 +98,7 @@ class SearchFilter:
 
 
 def validate_collection(name: str) -> str:
-    if not _COLLECTION_NAME.match(name):
+    if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):  # "$" allows a "\n"
         raise ValueError(
             f"collection name {name!r} must be lowercase letters, digits and '_', "
             "starting with a letter, at most 40 characters"
@@ -323,16 +328,17 @@ class Store:
 
     def replace_document(
         self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
-    ) -> None:
-        """Swap a document's chunks for ``rows`` in one transaction (binary COPY)."""
+    ) -> bool:
+        """Swap a document's chunks for ``rows`` in one transaction (binary COPY); True when
+        it replaced a stored version (so two concurrent runs do not both report "added")."""
         chunks, documents = _tables(collection)
         with self.transaction() as conn:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{collection}/{document.doc_id}",)
             )
-            conn.execute(
+            replaced = conn.execute(
                 sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (document.doc_id,)
-            )
+            ).rowcount
             conn.execute(
                 sql.SQL(
                     "INSERT INTO {} (doc_id, title, source, content_hash, chunk_count, metadata) "
@@ -394,6 +400,7 @@ class Store:
                             np.asarray(r.embedding, dtype=np.float32),
                         )
                     )
+        return replaced > 0
 
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):
@@ -626,6 +633,73 @@ def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, An
         conditions.append(sql.SQL("doc_id = ANY(%(f_doc_ids)s)"))
         params["f_doc_ids"] = list(where.doc_ids)
     return conditions, params
+
+
+# What PostgresSaver.from_conn_string uses for its connection, applied to a pool.
+CHECKPOINT_CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def _retried_on_disconnect(call: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """``call``, tried again (for up to ~15 s) while the server is restarting."""
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
+        stop=tenacity.stop_after_attempt(6),
+        wait=tenacity.wait_exponential(multiplier=0.5, max=8),
+        reraise=True,
+    )
+    return retrying(call, *args, **kwargs)
+
+
+class ReconnectingPostgresSaver(PostgresSaver):
+    """langgraph-checkpoint-postgres on a checked connection pool whose calls are retried.
+
+    ``PostgresSaver.from_conn_string`` holds one connection for the whole run: when the server
+    restarts, every later checkpoint fails and the run dies. From a pool that checks each
+    connection before use, a write after the restart gets a fresh connection; one that was in
+    flight during it is tried again while the server comes back.
+    """
+
+    def put(self, *args: Any, **kwargs: Any) -> RunnableConfig:
+        return _retried_on_disconnect(super().put, *args, **kwargs)
+
+    def put_writes(self, *args: Any, **kwargs: Any) -> None:
+        _retried_on_disconnect(super().put_writes, *args, **kwargs)
+
+    def get_tuple(self, *args: Any, **kwargs: Any) -> CheckpointTuple | None:
+        return _retried_on_disconnect(super().get_tuple, *args, **kwargs)
+
+    def delete_thread(self, *args: Any, **kwargs: Any) -> None:
+        _retried_on_disconnect(super().delete_thread, *args, **kwargs)
+
+    def threads_with_prefix(self, prefix: str) -> list[str]:
+        """Threads whose id starts with ``prefix`` (a collection's earlier ingests)."""
+        with self._cursor() as cur:
+            cur.execute(
+                "SELECT DISTINCT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)",
+                (prefix,),
+            )
+            return [row["thread_id"] for row in cur.fetchall()]
+
+
+@contextmanager
+def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[ReconnectingPostgresSaver]:
+    """A checkpointer for durable ingests in chop's own database, its tables set up."""
+    with ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs=CHECKPOINT_CONNECTION_KWARGS,
+        check=ConnectionPool.check_connection,
+        open=True,
+    ) as pool:
+        saver = ReconnectingPostgresSaver(conn=pool)  # type: ignore[arg-type]
+        with pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
+            try:
+                saver.setup()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
+        yield saver
 
 
 _stores: dict[str, Store] = {}

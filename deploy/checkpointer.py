@@ -86,6 +86,7 @@ async def _saver_on_pool(url: str) -> AsyncIterator[AsyncPostgresSaver]:
         min_size=1,
         max_size=int(os.environ.get("CHOP_CHECKPOINTER_POOL_SIZE", "8")),
         kwargs=CONNECTION_KWARGS,
+        check=AsyncConnectionPool.check_connection,  # a restarted database: reconnect
         open=False,
     )
     await pool.open(wait=True)

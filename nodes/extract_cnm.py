@@ -67,6 +67,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     )
     result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
     stats = {
+        "llm_tasks": 1,
         "llm_calls": result.llm_calls,
         "llm_seconds": result.seconds,
         "cache_hits": int(result.cached),
@@ -80,8 +81,9 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         }
     )
     if result.value is None:
+        runtime.stream_writer({"event": "llm_failed", "task": "cnm", "error": result.error})
         label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
-        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
+        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1, "llm_failures": 1}}
     raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
     label = chunk_label(state, checked_cnm(raw, chunk, profile), "extracted")
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

@@ -82,9 +82,15 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
             unchanged.append(doc_id)
         else:
             changed.append(document)
-    added = sum(1 for d in changed if d["doc_id"] not in stored)
+    warnings = [
+        Problem(source=d["source"], reason=note)
+        for d in by_id.values()
+        for note in d["metadata"].get("warnings", [])
+    ]
     for problem in problems:
         runtime.stream_writer({"event": "problem", **problem})
+    for warning in warnings:
+        runtime.stream_writer({"event": "warning", **warning})
     runtime.stream_writer(
         {"event": "loaded", "documents": len(changed), "unchanged": len(unchanged)}
     )
@@ -97,11 +103,12 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "pending": changed,
         "stats": Overwrite({}),
         "problems": Overwrite(problems),
+        "warnings": warnings,
         "unchanged": unchanged,
         "report": Overwrite(
             {
-                "added": added,
-                "updated": len(changed) - added,
+                "added": 0,  # counted by persist as each document is written
+                "updated": 0,
                 "unchanged": len(unchanged),
                 "deleted": len(deleted),
                 "chunks_stored": 0,

@@ -16,6 +16,20 @@ from chop.state import DocumentState
 from chop.store import ChunkRow, DocumentRecord, store_for
 from nodes.embed import embedding_key
 
+NEEDS_RELABEL = "needs-relabel:"
+
+
+def llm_fallbacks(state: DocumentState) -> int:
+    """How many of the document's labels (and its profile) are fallbacks for a failed LLM call."""
+    profile = state.get("profile")
+    failed = int(profile is not None and profile["source"] == "fallback")
+    for item in state.get("prepared", []):
+        failed += int(
+            item["decided_by"] == "llm-fallback"
+            or any(flag.startswith("cnm_failed") for flag in item["flags"])
+        )
+    return failed
+
 
 def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
@@ -42,17 +56,24 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         for item, vector in zip(state.get("prepared", []), state.get("embeddings", []), strict=True)
     ]
+    fallbacks = llm_fallbacks(state)
+    fingerprint = document["metadata"]["fingerprint"]
     record = DocumentRecord(
         doc_id=document["doc_id"],
         title=document["title"],
         source=document["source"],
-        content_hash=document["metadata"]["fingerprint"],
+        # A label the LLM failed to give is not final: a fingerprint that never matches makes
+        # the next ingest relabel the document (its good answers still come from the cache).
+        content_hash=f"{NEEDS_RELABEL}{fingerprint}" if fallbacks else fingerprint,
         chunk_count=len(rows),
         metadata={
             **{k: v for k, v in document["metadata"].items() if k != "fingerprint"},
             "profile": state.get("profile"),
+            "llm_fallbacks": fallbacks,
         },
     )
-    store_for(ctx).replace_document(ctx.collection, record, rows)
+    replaced = store_for(ctx).replace_document(ctx.collection, record, rows)
     runtime.stream_writer({"event": "stored", "doc_id": document["doc_id"], "chunks": len(rows)})
-    return {"report": {"chunks_stored": len(rows)}, "stats": {"documents_stored": 1}}
+    # added/updated are counted when written, so two runs storing one document agree
+    report = {"chunks_stored": len(rows), "added": int(not replaced), "updated": int(replaced)}
+    return {"report": report, "stats": {"documents_stored": 1}}

@@ -109,5 +109,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             "llm_seconds": result.seconds,
             "cache_hits": int(result.cached),
             "profile_fallbacks": int(result.value is None),
+            "llm_tasks": 1,
+            "llm_failures": int(result.value is None),
         },
     }

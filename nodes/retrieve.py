@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from chop.config import Context
 from chop.models import get_embedder
+from chop.query import clean_question
 from chop.retrieval import retrieve_for_question
 from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
@@ -35,14 +36,15 @@ def to_source(number: int, hit: Hit) -> Source:
 
 def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
-    question = input_question(state)
+    question = clean_question(input_question(state))
     if not question.strip():
-        return {"sources": [], "retrieval_note": "empty question"}
+        return {"question": question, "sources": [], "retrieval_note": "empty question"}
     started = time.perf_counter()
     vector = get_embedder(ctx).embed([question])[0]
     embed_seconds = time.perf_counter() - started
     found = retrieve_for_question(ctx, store_for(ctx), question, vector)
     return {
+        "question": question,
         "sources": [to_source(i + 1, hit) for i, hit in enumerate(found.hits)],
         "question_model": found.question.unknown_model or found.question.model,
         "question_category": found.question.category,
