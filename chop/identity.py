@@ -331,6 +331,21 @@ def user_card(values: Mapping[str, Any]) -> Identity:
     return card
 
 
+def input_meta(value: Any) -> dict[str, Any]:
+    """The ingest input's ``meta``: identity fields for every document of the run, checked."""
+    from chop.documents import InvalidInput
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"meta must be an object of identity fields, got {type(value).__name__}")
+    try:
+        user_card(value)
+    except (TypeError, ValueError) as err:
+        raise InvalidInput(f"meta: {err}") from None
+    return dict(value)
+
+
 def label(card: Mapping[str, Any], title: str = "") -> str | None:
     """The short name that tells this document apart, used as the CNM's model for documents
     without a product model: "Best Buy 10-K FY2023", "Amcor 10-Q Q2 FY2023", "MGM Resorts 8-K

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from chop.config import Context
+from chop.grounding import tokens
 from chop.identity import Resolution, complete_periods, resolve
 from chop.query import QuestionCNM, match_question
 from chop.store import DocumentRecord, Hit, SearchFilter, Store
@@ -47,6 +48,20 @@ def identity_cards(records: Iterable[DocumentRecord]) -> dict[str, dict[str, Any
     return cards
 
 
+def without_names(question: str, cards: list[dict[str, Any]]) -> str:
+    """The question without the words that name its documents ("[Galaxy S10] ..."): in a
+    full-text query they match every chunk of the document and drown the topic words."""
+    names = {
+        token
+        for card in cards
+        for value in (card.get("model"), card.get("entity"), *(card.get("aliases") or []))
+        if value
+        for token in tokens(str(value))
+    }
+    kept = [word for word in question.split() if not set(tokens(word)) <= names]
+    return " ".join(kept) or question
+
+
 def matched_documents(records: Iterable[DocumentRecord], question: str) -> Resolution:
     """The documents the question is about, by their identity cards."""
     return resolve(question, identity_cards(records))
@@ -67,7 +82,10 @@ def retrieve_for_question(
             store.distinct_values(ctx.collection, "model"),
             store.distinct_values(ctx.collection, "category"),
         )
-    text = question if ctx.search == "hybrid" else None
+    text = None
+    if ctx.search == "hybrid":  # the document's own name matches all its chunks: words only
+        cards = identity_cards(records.values())
+        text = without_names(question, [cards[d] for d in doc_ids if d in cards])
     note = ""
     hits: list[Hit] = []
     every_document = bool(doc_ids) and len(doc_ids) == len(records)

@@ -32,12 +32,15 @@ from chop.store import store_for
 
 def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
     """The signature the document's structure gives a chunk that opens a section: its nouns
-    are the titles of the sections it covers, category and model are the document's."""
+    are the titles of the sections it covers, its category the sections above them
+    ("Settings / Connections"), else the document's; the model is the document's."""
     headings = chunk["metadata"].get("headings") or []
     leaves = [path.split(" > ")[-1] for path in headings]
     if not leaves:
         return None
-    cnm = make_cnm(profile.get("category"), leaves, profile.get("model"))
+    ancestors = headings[0].split(" > ")[:-1]
+    category = " / ".join(ancestors) if ancestors else profile.get("category")
+    cnm = make_cnm(category, leaves, profile.get("model"))
     return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
 
 

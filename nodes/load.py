@@ -18,6 +18,7 @@ from chop.documents import (
     input_paths,
     source_documents,
 )
+from chop.identity import input_meta
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, get_embedder
 from chop.state import IngestState
@@ -61,7 +62,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
     by_id: dict[str, SourceDocument] = {}
-    meta = state.get("meta") or {}
+    meta = input_meta(state.get("meta"))
     for document in [*loaded, *documents]:
         if meta:  # fields set for this run win over a sidecar file's
             identity = {**(document["metadata"].get("identity") or {}), **meta}

@@ -119,3 +119,43 @@ def test_the_hnsw_candidate_list_comes_from_the_context(  # type: ignore[no-unty
     monkeypatch.setattr(type(store), "search", spy)
     result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
     assert seen == [250] and result["sources"][0]["model"] == "Coolwave 330C"
+
+
+def test_a_model_written_another_way_still_finds_its_manual(
+    context: Context, store, scripted
+) -> None:  # type: ignore[no-untyped-def]
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
+    docs = [
+        make_document(f"note{n}", f"Galaxy Note {n}", FILTER.format(weeks=w))
+        for n, w in (("10", 2), ("10+", 4))
+    ]
+    ingest(documents=docs, context=ctx)
+    for question, doc in (
+        ("How often do I clean the filter of my Note10?", "note10"),
+        ("galaxy note-10 plus: how often do I clean the filter?", "note10+"),
+    ):
+        result = ask(question, context=ctx)
+        assert result["sources"][0]["doc_id"] == doc, question
+
+
+def test_a_period_no_filing_covers_is_declined_without_asking_the_llm(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
+    cover = (
+        "FORM 10-K ANNUAL REPORT For the fiscal year ended June 30, {year} Commission File "
+        "Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter) "
+    )
+    docs = [
+        make_document(f"acme{y}", "annual report", cover.format(year=y) + TANK)
+        for y in (2022, 2023)
+    ]
+    ingest(documents=docs, context=ctx)
+    found = ask("What did Acme Widgets report for FY2023?", context=ctx)
+    assert found["sources"][0]["doc_id"] == "acme2023"
+    before = scripted.count("answer")
+    missing = ask("What did Acme Widgets report for FY2030?", context=ctx)
+    assert missing["answerable"] is False and "FY2030" in missing["answer"]
+    assert scripted.count("answer") == before

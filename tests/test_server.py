@@ -328,7 +328,7 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
         assert {"answer", "citations", "sources"} <= set(
             schemas["answer"]["output_schema"]["properties"]
         )
-        assert {"paths", "documents", "delete"} == set(
+        assert {"paths", "documents", "delete", "meta"} == set(
             schemas["ingest"]["input_schema"]["properties"]
         )
         assert schemas["answer"]["context_schema"]["properties"]["k"]["type"] == "integer"
