@@ -114,13 +114,12 @@ def evaluate(
     memo: dict[Any, int] = {}
     rows = []
     for name, items in sets.items():
-        vectors = embedder.embed([c.text for c in items])
         for query_cnm, search in OPTIONS:
             run = ctx.with_overrides(collection=collection, query_cnm=query_cnm, search=search)
             started = time.perf_counter()
             flags, docs, n_rel = [], [], []
-            for case, vector in zip(items, vectors, strict=True):
-                found = retrieve_for_question(run, store, case.text, vector, k=3 * K)
+            for case in items:
+                found = retrieve_for_question(run, store, case.text, embedder, k=3 * K)
                 flags.append(relevance(found.hits, case))
                 docs.append(bool(found.hits) and _top_doc(found.hits, case) == case.manual.doc_id)
                 n_rel.append(relevant_count(store, collection, case, memo))

@@ -15,11 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from chop.config import Context
 from chop.grounding import tokens
 from chop.identity import Resolution, complete_periods, resolve
+from chop.models import Embedder
 from chop.query import QuestionCNM, match_question
 from chop.store import DocumentRecord, Hit, SearchFilter, Store
 
@@ -68,12 +67,19 @@ def matched_documents(records: Iterable[DocumentRecord], question: str) -> Resol
 
 
 def retrieve_for_question(
-    ctx: Context, store: Store, question: str, vector: np.ndarray, k: int | None = None
+    ctx: Context, store: Store, question: str, embedder: Embedder, k: int | None = None
 ) -> Retrieved:
+    """The top-k chunks for ``question``. Once the documents it names are known, the words
+    that name them are left out of the embedded query: the boost (or filter) carries the
+    identity, and the vector matches the topic (E-Manual TV remote questions, "[Samsung Smart
+    TV remote] ...": Hit@1 0.42 with the name embedded, 0.56 without; README, Performance)."""
     k = k or ctx.k
     records = store.documents(ctx.collection)
-    resolution = matched_documents(records.values(), question)
+    cards = identity_cards(records.values())
+    resolution = resolve(question, cards)
     doc_ids = resolution.doc_ids
+    named = [cards[d] for d in (doc_ids or list(cards)) if d in cards]
+    vector = embedder.embed([without_names(question, named) if doc_ids else question])[0]
     if doc_ids:
         matched = QuestionCNM(model=resolution.named, category=None, unknown_model=None)
     else:
@@ -82,10 +88,8 @@ def retrieve_for_question(
             store.distinct_values(ctx.collection, "model"),
             store.distinct_values(ctx.collection, "category"),
         )
-    text = None
-    if ctx.search == "hybrid":  # the document's own name matches all its chunks: words only
-        cards = identity_cards(records.values())
-        text = without_names(question, [cards[d] for d in doc_ids if d in cards])
+    # in a full-text query the documents' own names match all their chunks: topic words only
+    text = without_names(question, named) if ctx.search == "hybrid" else None
     note = ""
     hits: list[Hit] = []
     every_document = bool(doc_ids) and len(doc_ids) == len(records)

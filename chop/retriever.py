@@ -69,8 +69,9 @@ class ChopRetriever(BaseRetriever):
         if not query.strip():
             return []
         ctx = self.context
-        vector = get_embedder(ctx).embed([query])[0]
-        found = retrieve_for_question(ctx, store_for(ctx), query, vector, k=self.k or ctx.k)
+        found = retrieve_for_question(
+            ctx, store_for(ctx), query, get_embedder(ctx), k=self.k or ctx.k
+        )
         return [chunk_document(hit, ctx.collection) for hit in found.hits]
 
     async def _aget_relevant_documents(
