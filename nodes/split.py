@@ -58,7 +58,8 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         for index, window in enumerate(windows)
     ]
     seconds = 0.0
-    if ctx.continuity_mode != "llm" and len(chunks) > 1:
+    unstructured = any(not c["metadata"].get("headings") for c in chunks)
+    if ctx.continuity_mode != "llm" and len(chunks) > 1 and unstructured:  # the gate needs it
         started = time.perf_counter()
         vectors = embedder.embed([c["text"] for c in chunks])
         seconds = time.perf_counter() - started
