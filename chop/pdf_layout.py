@@ -46,7 +46,9 @@ _REPEATED_SHARE = 0.15  # header or footer, not a heading
 _LARGER = 1.15  # a heading by size is set at least this much larger than the body
 
 _PART = re.compile(r"^PART\s+(?:IV|I{1,3})\b(?![,'’])(?:\s*[.:—–-])*\s*(?P<rest>.*)$", re.I)
-_ITEM = re.compile(r"^ITEM\s+\d{1,2}[A-C]?\b(?![,'’])(?:\s*[.:—–-])*\s*(?P<rest>.*)$", re.I)
+_ITEM = re.compile(  # "Item 7." in a 10-K or 10-Q, "Item 2.02" in an 8-K
+    r"^ITEM\s+\d{1,2}(?:[A-C]|\.\d\d)?\b(?![,'’])(?:\s*[.:—–-])*\s*(?P<rest>.*)$", re.I
+)
 _TRAILING_PAGE_NUMBER = re.compile(r"(?:\s|\.{2,})(?:[A-Z]-)?\d{1,3}$")
 _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?[-–(]?\s*(?:[A-Z]-)?\d{1,4}\s*[-–)]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
@@ -324,8 +326,9 @@ def _font_level(text: str, font: LineFont, body: float) -> int | None:
     if len(text) > limit or text.casefold() in _NEVER_HEADINGS or _PAGE_NUMBER.match(text):
         return None
     words = text.split()
-    if len(words) > _MAX_HEADING_WORDS or sum(ch.isalpha() for ch in text) < 3:
-        return None
+    letters = sum(ch.isalpha() for ch in text)
+    if len(words) > _MAX_HEADING_WORDS or letters < 3 or letters < 0.5 * len(text.replace(" ", "")):
+        return None  # too long, or mostly numbers ("Jersey 001-38932 98-1455367")
     if not (text[0].isupper() or text[0].isdigit()) or text.endswith((",", ";")):
         return None
     if text.endswith(":") and not _larger(font, body):  # a run-in label ("Denominator:")

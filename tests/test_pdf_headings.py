@@ -212,3 +212,21 @@ def test_a_page_crowded_with_bold_lines_gives_no_headings(tmp_path: Path) -> Non
 def test_a_pdf_in_one_font_keeps_one_span_per_page(tmp_path: Path) -> None:
     doc = load(tmp_path, make_styled_pdf([[("Intro", BODY), ("Text.", BODY)], [("More.", BODY)]]))
     assert sections(doc) == [(1, None, "Intro"), (2, None, "More.")]
+
+
+def test_current_report_items_head_their_sections(tmp_path: Path) -> None:
+    form_8k = [
+        [("FORM 8-K", LARGE), ("Item 2.02 Results of Operations.", BOLD), ("Sales grew.", BODY)],
+        [("Item 9.01 Financial Statements and Exhibits.", BOLD), ("Exhibit 99.1", BOLD)],
+    ]
+    doc = load(tmp_path, make_styled_pdf(form_8k))
+    assert sections(doc) == [
+        (1, "FORM 8-K", "FORM 8-K"),
+        (1, "Item 2.02 Results of Operations.", "Item 2.02 Results of Operations."),
+        (
+            2,
+            "Item 9.01 Financial Statements and Exhibits.",
+            "Item 9.01 Financial Statements and Exhibits.",
+        ),
+        (2, "Item 9.01 Financial Statements and Exhibits. > Exhibit 99.1", "Exhibit 99.1"),
+    ]
