@@ -11,7 +11,7 @@ from pypdf import PdfReader, PdfWriter
 from chop.documents import SourceDocument, span_meta_at
 from chop.loaders import load_file
 
-BODY, BOLD, LARGE = "body", "bold", "large"
+BODY, BOLD, LARGE, OTHER = "body", "bold", "large", "other font"
 Line = tuple[str, str]  # (text, style)
 
 
@@ -20,22 +20,26 @@ def _literal(text: str) -> str:
 
 
 def make_styled_pdf(pages: list[list[Line]]) -> bytes:
-    """A small valid PDF whose lines are set in Helvetica 10 (body), Helvetica-Bold 10, or
-    Helvetica-Bold 16 scaled from 8 by the text matrix (so only the effective size is large)."""
-    page_ids = [6 + 2 * i for i in range(len(pages))]
+    """A small valid PDF whose lines are set in Helvetica 10 (body), Helvetica-Bold 10,
+    Helvetica-Bold 16 scaled from 8 by the text matrix (so only the effective size is large),
+    or Courier 10 (a font whose name does not say bold)."""
+    page_ids = [7 + 2 * i for i in range(len(pages))]
     kids = " ".join(f"{p} 0 R" for p in page_ids)
     objects: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        5: b"<< /Font << /F1 3 0 R /F2 4 0 R >> >>",
+        5: b"<< /Font << /F1 3 0 R /F2 4 0 R /F3 6 0 R >> >>",
+        6: b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
     }
     for page_id, lines in zip(page_ids, pages, strict=True):
         ops: list[str] = []
         y = 740
         for text, style in lines:
-            font = {BODY: "/F1 10 Tf", BOLD: "/F2 10 Tf", LARGE: "/F2 8 Tf"}[style]
+            font = {BODY: "/F1 10 Tf", BOLD: "/F2 10 Tf", LARGE: "/F2 8 Tf", OTHER: "/F3 10 Tf"}[
+                style
+            ]
             scale = 2 if style == LARGE else 1
             y -= 14 * scale
             ops.append(f"BT {font} {scale} 0 0 {scale} 72 {y} Tm ({_literal(text)}) Tj ET")
@@ -229,4 +233,25 @@ def test_current_report_items_head_their_sections(tmp_path: Path) -> None:
             "Item 9.01 Financial Statements and Exhibits.",
         ),
         (2, "Item 9.01 Financial Statements and Exhibits. > Exhibit 99.1", "Exhibit 99.1"),
+    ]
+
+
+def test_items_set_in_another_font_are_headings_even_when_no_font_is_named_bold(
+    tmp_path: Path,
+) -> None:
+    filing = [
+        [("PART I", OTHER), ("Item 1 - Business", OTHER), ("We bake bread.", BODY)],
+        [("Item 1A - Risk Factors", OTHER), ("Wheat may cost more.", BODY)],
+        [("Item 1A - Risk Factors, as described above, may change.", BODY)],  # body text
+    ]
+    doc = load(tmp_path, make_styled_pdf(filing))
+    assert sections(doc) == [
+        (1, "PART I", "PART I"),
+        (1, "PART I > Item 1 - Business", "Item 1 - Business"),
+        (2, "PART I > Item 1A - Risk Factors", "Item 1A - Risk Factors"),
+        (
+            3,
+            "PART I > Item 1A - Risk Factors",
+            "Item 1A - Risk Factors, as described above, may change.",
+        ),
     ]
