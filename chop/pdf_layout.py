@@ -8,9 +8,9 @@ A PDF keeps no headings as such, so the loader recovers them the way a reader wo
 The fonts come from pypdf itself (already a dependency): `extract_text(visitor_text=...)`
 reports every text run with its font and matrices during the one extraction the loader
 does anyway, so the text is unchanged and headings cost no measurable time (the 40
-FinanceBench filings, 4,534 pages: 357 CPU s before, 351 after). pdfminer.six and
-pdfplumber would add a dependency and a second extraction: on 90 pages of three 10-Ks they
-took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
+FinanceBench filings, 4,534 pages: 357 CPU s before; 351 and 361 in two runs after).
+pdfminer.six and pdfplumber would add a dependency and a second extraction: on 90 pages of
+three 10-Ks they took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
 
 Junk is guarded against: lines repeated on many pages (running headers and footers,
 "Table of Contents" links), table-of-contents pages, long lines, numbers and table rows.
