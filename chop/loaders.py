@@ -27,6 +27,14 @@ from pypdf.errors import DependencyError
 
 from chop.documents import Problem, SourceDocument, Span, make_document
 from chop.identity import user_card
+from chop.pdf_layout import (
+    Heading,
+    PdfPage,
+    layout_headings,
+    outline_headings,
+    page_spans,
+    read_page,
+)
 
 __all__ = [
     "SIDECAR_SUFFIX",
@@ -656,7 +664,8 @@ _JUNK_TITLE_PREFIX = re.compile(
 
 
 def _load_pdf(path: Path, max_file_mb: int) -> SourceDocument:
-    """Text per page joined by blank lines, one span per page ({"page": N}, 1-based)."""
+    """Text per page joined by blank lines; spans carry the page (1-based) and, where the
+    outline or the layout shows one, the heading path: {"page": N, "heading": "A > B"}."""
     data = _read_bytes(path, max_file_mb)
     if b"%PDF" not in data[:1024]:
         raise LoadError("unreadable PDF: no %PDF header")
@@ -674,26 +683,36 @@ def _load_pdf(path: Path, max_file_mb: int) -> SourceDocument:
     if not pages:
         raise LoadError("unreadable PDF: no pages")
 
-    segments: list[tuple[str, dict[str, Any]]] = []
+    pdf_pages: list[PdfPage] = []
     failed: list[int] = []
     for number, page in enumerate(pages, start=1):
         try:
-            page_text = page.extract_text() or ""
+            pdf_page = read_page(page, number)
         except Exception:  # one broken page should not lose the others
-            page_text = ""
+            pdf_page = PdfPage(number=number, text="")
             failed.append(number)
-        segments.append((page_text, {"page": number}))
-    text, spans = _join_segments(segments)
-    if not text.strip():
+        pdf_page.text = normalize_text(pdf_page.text)
+        pdf_pages.append(pdf_page)
+    if not any(page.text.strip() for page in pdf_pages):
         if failed and len(failed) == len(pages):
             raise LoadError("unreadable PDF: text extraction failed on every page")
         raise LoadError("PDF has no extractable text (scanned?)")
+    text, spans = page_spans(pdf_pages, _pdf_headings(reader, pdf_pages))
 
     doc = _document(path, _pdf_title(reader) or clean_title(path.stem), text, "pdf", spans)
     doc["metadata"]["pages"] = len(pages)
     if failed:
         doc["metadata"]["unreadable_pages"] = failed
     return doc
+
+
+def _pdf_headings(reader: PdfReader, pages: list[PdfPage]) -> list[Heading]:
+    """The outline's headings when the file has a usable outline, else the layout's."""
+    try:
+        headings = outline_headings(reader, pages)
+    except Exception:  # a damaged outline only costs the bookmarks; the layout still speaks
+        headings = []
+    return headings or layout_headings(pages)
 
 
 def _pdf_title(reader: PdfReader) -> str:

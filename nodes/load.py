@@ -46,7 +46,10 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
         embedder_name,
     ]
     identity = document["metadata"].get("identity") or {}  # fields a user set
-    payload = json.dumps([document["title"], document["text"], identity, settings], sort_keys=True)
+    structure = [span["meta"] for span in document["spans"]]  # a better loader relabels
+    payload = json.dumps(
+        [document["title"], document["text"], structure, identity, settings], sort_keys=True
+    )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 

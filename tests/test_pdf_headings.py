@@ -1,0 +1,257 @@
+"""PDF headings: every span of a PDF carries its page and the heading path of the text under it,
+from the outline (bookmarks) when the file has one, else from the layout (fonts, SEC items)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from pypdf import PdfReader, PdfWriter
+
+from chop.documents import SourceDocument, span_meta_at
+from chop.loaders import load_file
+
+BODY, BOLD, LARGE, OTHER = "body", "bold", "large", "other font"
+Line = tuple[str, str]  # (text, style)
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_styled_pdf(pages: list[list[Line]]) -> bytes:
+    """A small valid PDF whose lines are set in Helvetica 10 (body), Helvetica-Bold 10,
+    Helvetica-Bold 16 scaled from 8 by the text matrix (so only the effective size is large),
+    or Courier 10 (a font whose name does not say bold)."""
+    page_ids = [7 + 2 * i for i in range(len(pages))]
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        5: b"<< /Font << /F1 3 0 R /F2 4 0 R /F3 6 0 R >> >>",
+        6: b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+    }
+    for page_id, lines in zip(page_ids, pages, strict=True):
+        ops: list[str] = []
+        y = 740
+        for text, style in lines:
+            font = {BODY: "/F1 10 Tf", BOLD: "/F2 10 Tf", LARGE: "/F2 8 Tf", OTHER: "/F3 10 Tf"}[
+                style
+            ]
+            scale = 2 if style == LARGE else 1
+            y -= 14 * scale
+            ops.append(f"BT {font} {scale} 0 0 {scale} 72 {y} Tm ({_literal(text)}) Tj ET")
+        stream = "\n".join(ops).encode("latin-1")
+        objects[page_id] = (
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources 5 0 R /Contents {page_id + 1} 0 R >>"
+        ).encode()
+        objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
+
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets: dict[int, int] = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    size = max(objects) + 1
+    xref_at = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    for number in range(1, size):
+        out += b"%010d 00000 n \n" % offsets[number]
+    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\n".encode()
+    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
+    return bytes(out)
+
+
+def with_outline(data: bytes, outline: list[tuple[str, int, list[tuple[str, int]]]]) -> bytes:
+    """The PDF with bookmarks added: (title, page index, [(child title, page index)])."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    for title, page, children in outline:
+        parent = writer.add_outline_item(title=title, page_number=page)
+        for child, child_page in children:
+            writer.add_outline_item(title=child, page_number=child_page, parent=parent)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def sections(doc: SourceDocument) -> list[tuple[int, str | None, str]]:
+    """(page, heading path, first line) of every span, in document order."""
+    return [
+        (
+            span["meta"]["page"],
+            span["meta"].get("heading"),
+            doc["text"][span["start"] : span["end"]].split("\n")[0],
+        )
+        for span in doc["spans"]
+    ]
+
+
+def load(tmp_path: Path, data: bytes) -> SourceDocument:
+    path = tmp_path / "report.pdf"
+    path.write_bytes(data)
+    [doc] = load_file(path)
+    return doc
+
+
+# --------------------------------------------------------------------------- outline
+
+MANUAL = [
+    [("Blender B3 Manual", LARGE), ("Welcome to your blender.", BODY)],
+    [("Safety", BOLD), ("Keep fingers out.", BODY), ("Cleaning", BOLD), ("Rinse the jar.", BODY)],
+    [("Dry the jar before storing it.", BODY)],
+]
+
+
+def test_outline_gives_heading_paths_split_where_each_title_stands(tmp_path: Path) -> None:
+    data = with_outline(
+        make_styled_pdf(MANUAL),
+        [("Introduction", 0, []), ("Care", 1, [("Safety", 1), ("Cleaning", 1)])],
+    )
+    doc = load(tmp_path, data)
+    assert sections(doc) == [
+        (1, "Introduction", "Blender B3 Manual"),
+        (2, "Care > Safety", "Safety"),
+        (2, "Care > Cleaning", "Cleaning"),
+        (3, "Care > Cleaning", "Dry the jar before storing it."),  # the section goes on
+    ]
+    # The text is what it was before headings existed: pages joined by a blank line.
+    assert doc["text"] == (
+        "Blender B3 Manual\nWelcome to your blender.\n\n"
+        "Safety\nKeep fingers out.\nCleaning\nRinse the jar.\n\n"
+        "Dry the jar before storing it."
+    )
+
+
+def test_a_chunk_gets_its_pages_and_the_heading_it_starts_under(tmp_path: Path) -> None:
+    data = with_outline(make_styled_pdf(MANUAL), [("Care", 1, [("Cleaning", 1)])])
+    doc = load(tmp_path, data)
+    start = doc["text"].index("Rinse the jar.")
+    end = doc["text"].index("storing")
+    assert span_meta_at(doc["spans"], start, end) == {"pages": [2, 3], "heading": "Care > Cleaning"}
+    first_page = span_meta_at(doc["spans"], 0, 10)
+    assert first_page == {"pages": [1]}  # before the first bookmark: no heading
+
+
+def test_outline_wins_over_layout(tmp_path: Path) -> None:
+    data = with_outline(make_styled_pdf(MANUAL), [("Everything", 0, [])])
+    doc = load(tmp_path, data)
+    assert {span["meta"].get("heading") for span in doc["spans"]} == {"Everything"}
+
+
+# --------------------------------------------------------------------------- layout
+
+HEADER = ("Acme Corp Annual Report", BOLD)  # a running header: on every page, never a heading
+
+FILING = [
+    [
+        HEADER,
+        ("TABLE OF CONTENTS", BOLD),
+        ("PART I 2", BOLD),
+        ("Item 1. Business 2", BODY),
+        ("Item 1A. Risk Factors 3", BODY),
+        ("PART II 4", BOLD),
+        ("Item 7. Management Discussion and Analysis 4", BODY),
+        ("Page 1", BOLD),
+    ],
+    [
+        HEADER,
+        ("PART I", BOLD),
+        ("Item 1. Business", BOLD),
+        ("We make anvils.", BODY),
+        ("Products", BOLD),
+        ("Anvils and rockets.", BODY),
+        ("Total 2022 2023", BOLD),  # a table row, not a heading
+        ("Page 2", BOLD),
+    ],
+    [
+        HEADER,
+        ("More about our products.", BODY),
+        ("Item 1A. Risk Factors", BOLD),
+        ("Item 7 of this report discusses demand, which may fall.", BODY),  # a reference
+        ("Rocket Supply", LARGE),
+        ("Rockets may be late.", BODY),
+        ("Page 3", BOLD),
+    ],
+    [
+        HEADER,
+        ("PART II", BOLD),
+        ("Item 7. Management Discussion and Analysis", BOLD),
+        ("Our results depend on the supply of rockets and anvils, which we buy from", BOLD),
+        ("several vendors under long-term contracts with fixed prices.", BOLD),
+        ("Sales grew.", BODY),
+        ("Page 4", BOLD),
+    ],
+]
+
+
+def test_layout_headings_nest_parts_items_larger_fonts_and_bold_lines(tmp_path: Path) -> None:
+    doc = load(tmp_path, make_styled_pdf(FILING))
+    business = "PART I > Item 1. Business"
+    risks = "PART I > Item 1A. Risk Factors"
+    mdna = "PART II > Item 7. Management Discussion and Analysis"
+    assert sections(doc) == [
+        (1, None, "Acme Corp Annual Report"),  # the contents page heads nothing
+        (2, None, "Acme Corp Annual Report"),
+        (2, "PART I", "PART I"),
+        (2, business, "Item 1. Business"),
+        (2, f"{business} > Products", "Products"),
+        (3, f"{business} > Products", "Acme Corp Annual Report"),
+        (3, risks, "Item 1A. Risk Factors"),
+        (3, f"{risks} > Rocket Supply", "Rocket Supply"),
+        (4, f"{risks} > Rocket Supply", "Acme Corp Annual Report"),
+        (4, "PART II", "PART II"),
+        (4, mdna, "Item 7. Management Discussion and Analysis"),  # a bold paragraph is text
+    ]
+
+
+def test_a_page_crowded_with_bold_lines_gives_no_headings(tmp_path: Path) -> None:
+    form = [(f"Box {name} checked", BOLD) for name in "ABCDEFGHIJKLMN"]
+    doc = load(tmp_path, make_styled_pdf([form, [("Notes", BOLD), ("Plain text.", BODY)]]))
+    assert sections(doc) == [(1, None, "Box A checked"), (2, "Notes", "Notes")]
+
+
+def test_a_pdf_in_one_font_keeps_one_span_per_page(tmp_path: Path) -> None:
+    doc = load(tmp_path, make_styled_pdf([[("Intro", BODY), ("Text.", BODY)], [("More.", BODY)]]))
+    assert sections(doc) == [(1, None, "Intro"), (2, None, "More.")]
+
+
+def test_current_report_items_head_their_sections(tmp_path: Path) -> None:
+    form_8k = [
+        [("FORM 8-K", LARGE), ("Item 2.02 Results of Operations.", BOLD), ("Sales grew.", BODY)],
+        [("Item 9.01 Financial Statements and Exhibits.", BOLD), ("Exhibit 99.1", BOLD)],
+    ]
+    doc = load(tmp_path, make_styled_pdf(form_8k))
+    assert sections(doc) == [
+        (1, "FORM 8-K", "FORM 8-K"),
+        (1, "Item 2.02 Results of Operations.", "Item 2.02 Results of Operations."),
+        (
+            2,
+            "Item 9.01 Financial Statements and Exhibits.",
+            "Item 9.01 Financial Statements and Exhibits.",
+        ),
+        (2, "Item 9.01 Financial Statements and Exhibits. > Exhibit 99.1", "Exhibit 99.1"),
+    ]
+
+
+def test_items_set_in_another_font_are_headings_even_when_no_font_is_named_bold(
+    tmp_path: Path,
+) -> None:
+    filing = [
+        [("PART I", OTHER), ("Item 1 - Business", OTHER), ("We bake bread.", BODY)],
+        [("Item 1A - Risk Factors", OTHER), ("Wheat may cost more.", BODY)],
+        [("Item 1A - Risk Factors, as described above, may change.", BODY)],  # body text
+    ]
+    doc = load(tmp_path, make_styled_pdf(filing))
+    assert sections(doc) == [
+        (1, "PART I", "PART I"),
+        (1, "PART I > Item 1 - Business", "Item 1 - Business"),
+        (2, "PART I > Item 1A - Risk Factors", "Item 1A - Risk Factors"),
+        (
+            3,
+            "PART I > Item 1A - Risk Factors",
+            "Item 1A - Risk Factors, as described above, may change.",
+        ),
+    ]
