@@ -450,3 +450,17 @@ def test_supported_suffixes_are_lower_case_and_matched_case_insensitively(tmp_pa
     path = tmp_path / "LOUD.TXT"
     path.write_text("shouting")
     assert load_file(path)[0]["text"] == "shouting"
+
+
+def test_a_sidecar_sets_identity_fields_and_a_broken_one_is_one_problem(tmp_path: Path) -> None:
+    (tmp_path / "acme.txt").write_text("Annual figures.")
+    (tmp_path / "acme.txt.meta.json").write_text('{"kind": "10-K", "fiscal_year": 2023}')
+    (tmp_path / "zenith.txt").write_text("Quarterly figures.")
+    (tmp_path / "zenith.meta.json").write_text('{"colour": "red"}')
+    documents, problems = load_paths([tmp_path])
+    by_name = {Path(d["source"]).name: d for d in documents}
+    assert set(by_name) == {"acme.txt", "zenith.txt"}, "sidecars are not documents"
+    assert by_name["acme.txt"]["metadata"]["identity"] == {"kind": "10-K", "fiscal_year": 2023}
+    assert "identity" not in by_name["zenith.txt"]["metadata"]
+    assert [Path(p["source"]).name for p in problems] == ["zenith.meta.json"]
+    assert "unknown identity field 'colour'" in problems[0]["reason"]
