@@ -75,7 +75,7 @@ def section_windows(
     """
     if size <= 0:
         raise ValueError("chunk size must be positive")
-    floor = size // 4 if min_tokens is None else min_tokens
+    floor = size // 10 if min_tokens is None else min_tokens
     tokens = tokenizer.token_spans(text)
     if not tokens:
         return []
