@@ -90,7 +90,10 @@ def build_decision_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     )
     graph.add_edge("inherit_cnm", END)
     graph.add_edge("extract_cnm", END)
-    return graph.compile(name="decide_cnm")
+    # A chunk's decision is two steps with nothing worth resuming between them: its result
+    # is recorded by the document graph's task write, so the subgraph keeps no checkpoints
+    # of its own (a 700-chunk filing otherwise spends most of a durable run writing them).
+    return graph.compile(name="decide_cnm", checkpointer=False)
 
 
 def build_document_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
