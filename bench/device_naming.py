@@ -7,11 +7,12 @@ One command per table (results in bench/results/naming/):
     python -m bench.device_naming --build-only    # only (re)write questions.jsonl
 
 The question set (questions.jsonl, deterministic for a seed): the 50 S10 questions, and for
-every other manual QUESTIONS_PER_MANUAL of its sections (chosen by a seeded generator) asked as
-"How do I use <section title>?"-style questions. Each question names its device with one
-natural variant of the device name (the manual's file name, "Galaxy_Note_10+.json" →
-"Galaxy Note 10+"): spacing ("Note10"), lower case ("galaxy s10"), "Galaxy" dropped ("S10"),
-"plus" for "+" ("S9 Plus"), hyphens ("note-10"), or combinations; the kind is recorded.
+every other manual QUESTIONS_PER_MANUAL of its sections (chosen by a seeded generator) asked
+with their title ("<section title> on my <device>?" and three more templates). Each question
+names its device with one natural variant of the device name (from the manual's file name:
+"Galaxy_Note_10+.json" → "Galaxy Note 10+"): spacing ("Note10"), lower case ("galaxy s10"),
+"Galaxy" dropped ("S10"), "plus" for "+" ("S9 Plus"), hyphens ("Note-10"), or two of them;
+the kind is recorded.
 Gold: the device's document. Doc@1 = the top chunk comes from it.
 
 Indexing the 34 manuals with chop's LLM is too slow here, so the index is `naive_title` rows
@@ -66,10 +67,10 @@ QUESTIONS_PER_MANUAL = 4
 INDEX_METHOD = "naive_title"
 COLLECTION = "bench_naming_naive_title"
 TEMPLATES = (
-    "How do I use {topic} on my {device}?",
+    "{topic} on my {device}?",
     "{device}: where do I find {topic}?",
-    "On the {device}, what does {topic} do?",
-    "my {device} - how does {topic} work",
+    "Help with {topic} for the {device}",
+    "my {device} - {topic}",
 )
 
 
@@ -103,20 +104,15 @@ VARIANTS: dict[str, Callable[[str], str]] = {
 
 
 def name_variants(device: str) -> dict[str, str]:
-    """Every single and paired variant that changes ``device``, by kind ("no Galaxy+lower
-    case"); paired ones are applied left to right."""
-    found: dict[str, str] = {}
-    kinds = list(VARIANTS)
-    for first in kinds:
-        one = VARIANTS[first](device)
-        if one != device:
-            found.setdefault(first, one)
-        for second in kinds:
-            if second == first:
-                continue
+    """Every single variant that changes ``device``, then every pair of them applied left to
+    right ("no Galaxy+lower case") that gives a name not seen yet."""
+    singles = {kind: fn(device) for kind, fn in VARIANTS.items() if fn(device) != device}
+    found = dict(singles)
+    for first, one in singles.items():
+        for second in singles:
             two = VARIANTS[second](one)
-            if two not in (device, one) and two not in found.values():
-                found.setdefault(f"{first}+{second}", two)
+            if second != first and two != one and two not in found.values():
+                found[f"{first}+{second}"] = two
     return found
 
 

@@ -672,11 +672,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "gold": gold_report,
         "methods": {},
     }
-    memo = MemoEmbedder(get_embedder(ctx))  # the .txt copy embeds the same texts again
     for structure in args.structure:
         for method in args.methods:
             results["methods"][method_label(method, structure)] = evaluate_method(
-                method, ctx, store, args.subset, corpus, mapped, args.answers, structure, memo
+                method, ctx, store, args.subset, corpus, mapped, args.answers, structure
             )
     out = Path(args.out) / args.subset
     table = write_outputs(results, out)

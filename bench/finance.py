@@ -283,8 +283,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "methods": {},
     }
-    memo = MemoEmbedder(embedder)
-    for method in args.methods:
+    for method in args.methods:  # a fresh embedder memo each: wall times are a fresh build's
+        memo = MemoEmbedder(embedder)
         results["methods"][method] = evaluate(method, ctx, documents, stems, questions, memo)
     out = Path(args.out) / SUBSET
     text = markdown(results)
