@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from bench.emanual import (
     chunk_prefix,
     collection_name,
     main,
+    map_gold,
     resolve_data,
     tie_orders,
 )
@@ -29,6 +31,7 @@ from bench.emanual_data import (
     Section,
     build_manual,
     device_name,
+    load_subset,
     match_gold,
     parse_remote_qa,
     remote_group,
@@ -190,6 +193,25 @@ def test_remote_qa_files_are_read_despite_their_broken_json() -> None:
     assert records[0]["answer"] == 'Refer to "Displaying the Home Screen."" for more.'
     assert remote_group(Path("Yes_No Q&A")) == "Yes/No"
     assert remote_group(Path("Normal Q&A")) == "Normal"
+
+
+def test_tv_subset_adds_the_remote_qa_questions_by_folder_with_gold_fallbacks() -> None:
+    data = resolve_data(None)
+    if not data.is_dir():
+        pytest.skip(f"E-Manual QA data not found at {data} (set CHOP_EMANUAL_DATA)")
+    corpus = load_subset(data, "tv")
+    by_group = Counter(q.group for q in corpus.questions)
+    assert by_group == {
+        "smart_tv_remote_50_questions": 50,
+        "Normal": 409,
+        "Paraphrased": 200,
+        "Compound": 50,
+        "Yes/No": 25,
+    }
+    _, gold = map_gold(corpus)
+    assert set(gold["by_group"]) == set(by_group)
+    assert sum(sum(c.values()) for c in gold["by_group"].values()) == len(corpus.questions)
+    assert gold["fallback_to_parent"] == sum(c["parent"] for c in gold["by_group"].values())
 
 
 def fin_hit(doc_id: str, pages: list[int]) -> Hit:
