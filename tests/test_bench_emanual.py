@@ -240,6 +240,17 @@ def test_fin_relevance_is_an_evidence_page_of_an_evidence_filing() -> None:
     assert first["doc_at_1"] is True and first["first_relevant_rank"] == 2
 
 
+def test_fin_counts_a_byte_identical_copy_of_the_evidence_filing_as_that_filing() -> None:
+    # the dev folder holds the same 8-K as "..._2022-07-01" and "..._dated-2022-07-01"
+    question = FinQuestion("q", "Q?", "novel-generated", "Amcor", (("8K_dated-07-01", 2),))
+    stems = {"/a/8K_07-01.pdf": "8K_07-01", "/a/8K_dated-07-01.pdf": "8K_dated-07-01"}
+    copy = [fin_hit("/a/8K_07-01.pdf", [2])]
+    assert fin_record(question, copy, stems)["doc_at_1"] is False
+    same = {"8K_07-01": "8K_07-01", "8K_dated-07-01": "8K_07-01"}
+    record = fin_record(question, copy, stems, same)
+    assert record["doc_at_1"] is True and record["relevant"] == [True]
+
+
 def test_natural_device_names_are_written_as_people_write_them() -> None:
     variants = name_variants("Galaxy Note 10+")
     assert variants["spacing"] == "Galaxy Note10+"
