@@ -40,6 +40,7 @@ from bench.emanual import (
     CHOP_RETRIEVAL,
     DEFAULT_OUT,
     PLAIN_RETRIEVAL,
+    REPO_ROOT,
     MemoEmbedder,
     build_index,
     resolve_data,
@@ -237,6 +238,12 @@ def markdown(results: dict[str, Any]) -> str:
     )
 
 
+def shown_path(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO_ROOT)) if resolved.is_relative_to(REPO_ROOT) else str(path)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     root = resolve_data(args.data)
     check_data(root)
@@ -268,7 +275,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "seed": args.seed,
             "manuals": len(manuals),
             "questions": len(rows),
-            "questions_file": str(questions_file),
+            "questions_file": shown_path(questions_file),
             "index": f"{INDEX_METHOD} rows, no LLM (chop's LLM ingest of 34 manuals: too slow)",
         },
         "costs": result["costs"],
