@@ -1,19 +1,33 @@
-"""The E-Manual QA benchmark of the CHOP paper: naive windows vs cosine chunking vs CHOP.
+"""The E-Manual QA benchmark on the path users take: naive windows vs free structure vs CHOP.
 
-    python -m bench.emanual --subset pair --methods naive,cosine,chop
+One command per table (results in bench/results/<subset>/results.{json,md} and chart.png):
+
+    python -m bench.emanual --subset pair                      # S10 + S9, 50 S10 questions
+    python -m bench.emanual --subset tv                        # TV remote, 50 + 684 questions
+    python -m bench.emanual --subset pair --methods naive,naive_title,title_heading  # no LLM
+    python -m bench.emanual --subset tv --structure headings   # only the JSON path
 
 Subsets (data: E-Manual QA, see its README):
   pair  Galaxy S10 + Galaxy S9 manuals, the 50 S10 questions (near-duplicate trap)
-  tv    the Smart TV remote manual, its 50 questions
-  full  every non-empty manual, the S10 + TV questions
+  tv    the Smart TV remote manual: its 50 CSV questions and the 684 of smart_remote_QA/
+        (Normal, Paraphrased, Compound, Yes/No; reported per folder and overall)
+  full  every non-empty manual, the S10 + TV CSV questions
   tiny  the first 6 sections of the S10 and S9 manuals, 2 questions (for tests)
+The FinanceBench subset is bench.finance; the natural device naming set is bench.device_naming.
 
-Every manual is one continuous document titled with its device name; section boundaries are
-hidden evaluation labels. Questions name the device as "[<device>] <question>". Each method
-indexes into its own collection (dropped and rebuilt each run); retrieval is plain vector
-search (Store.search, top 10, no boosts or filters): the index is measured, not the answer-time
-options. A retrieved chunk is relevant iff it comes from the gold device's document and its
-character span overlaps a gold section.
+Documents (--structure, default both): ``headings`` = each manual's JSON through
+``chop.loaders.load_file`` (title from the file name, headings as span metadata), exactly what
+``chop ingest`` stores; ``none`` = the same text saved as a .txt and loaded as such (no
+headings). Methods, side by side: ``naive`` (token windows, no prefix), ``naive_title``
+(``title | chunk``), ``title_heading`` (``title | heading path | chunk``, the heading from the
+loader's span; no LLM), ``chop`` (the real ingest graph, default Context), ``cosine`` (the
+paper's semantic chunking, on request). Questions name the device as "[<device>] <question>".
+Each method indexes into its own collection (dropped and rebuilt each run). Retrieval: ``chop``
+through its answer-time retrieval (chop.retrieval.retrieve_for_question, default Context: the
+document a question names is resolved and boosted); the baselines through plain vector search
+(Store.search, no boosts or filters). A retrieved chunk is relevant iff it comes from the gold
+device's document and its character span overlaps a gold section (sections' spans on the loaded
+text, from the loader's {"section": key} spans).
 """
 
 from __future__ import annotations
@@ -34,6 +48,7 @@ import numpy as np
 from bench.chunkers import COSINE_THRESHOLD, cosine_spans, naive_spans
 from bench.emanual_data import (
     QUESTION_TEMPLATE,
+    STRUCTURES,
     SUBSETS,
     Corpus,
     DataMissing,
@@ -52,10 +67,12 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
+from bench.report import log
 from chop.chunking import TextSpan
 from chop.config import GATE_BAND, Context
-from chop.documents import content_hash
+from chop.documents import SourceDocument, content_hash, span_meta_at
 from chop.models import Embedder, ModelUnavailable, chat_model_identity, get_embedder
+from chop.retrieval import retrieve_for_question
 from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
 
 __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
@@ -63,7 +80,10 @@ __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"
-METHODS = ("naive", "cosine", "chop", "naive_title")
+METHODS = ("naive", "naive_title", "title_heading", "chop", "cosine")
+DEFAULT_METHODS = ("naive", "naive_title", "title_heading", "chop")
+PLAIN_RETRIEVAL = "plain vector search (Store.search), no boosts or filters"
+CHOP_RETRIEVAL = "chop.retrieval.retrieve_for_question, default Context (document resolution)"
 KS = (1, 3, 5, 10)
 TOP_K = max(KS)
 SEARCH_K = 3 * TOP_K  # the store's top 10 plus the rest of any tie group cut at rank 10
@@ -114,17 +134,21 @@ class MemoEmbedder:
         return np.stack([self._memo[t] for t in texts])
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 # --------------------------------------------------------------------------- indexing
-def collection_name(subset: str, method: str, variant: str = "") -> str:
+def collection_name(
+    subset: str, method: str, variant: str = "", structure: str = "headings"
+) -> str:
     """chop's default settings keep the plain name the options benchmark reads; other variants
-    (continuity mode, gate band, joint extraction) get their own collection so they do not
-    overwrite it."""
+    (continuity mode, gate band, joint extraction) and the plain-text structure get their own
+    collection so they do not overwrite it."""
     suffix = f"_{variant}" if method == "chop" and variant else ""
+    suffix += "_txt" if structure == "none" else ""
     return re.sub(r"[^a-z0-9_]", "_", f"bench_{subset}_{method}{suffix}".lower())
+
+
+def method_label(method: str, structure: str) -> str:
+    """The row name: the method, marked when it ran on the plain-text copy."""
+    return method if structure == "headings" else f"{method} (.txt)"
 
 
 def chop_variant(ctx: Context) -> str:
@@ -134,104 +158,104 @@ def chop_variant(ctx: Context) -> str:
     return "_".join(parts + (["joint"] if ctx.joint_extraction else []))
 
 
+def chunk_prefix(method: str, document: SourceDocument, start: int, end: int) -> str:
+    """The no-LLM prefixes: none, ``title | ``, or ``title | heading path | `` (the heading the
+    loader gave the chunk's span; ``title | `` where the document has none)."""
+    if method in ("naive", "cosine"):
+        return ""
+    if method == "naive_title":
+        return f"{document['title']} | "
+    if method == "title_heading":
+        heading = span_meta_at(document["spans"], start, end).get("heading")
+        return f"{document['title']} | {heading} | " if heading else f"{document['title']} | "
+    raise ValueError(f"{method!r} has no rule-made prefix")
+
+
 def write_rows(
     store: Store,
     collection: str,
-    manual: Manual,
+    document: SourceDocument,
     spans: Sequence[TextSpan],
+    prefixes: Sequence[str],
     vectors: np.ndarray,
-    prefix: str,
     method: str,
 ) -> None:
-    """Store one manual's chunks as plain rows (no CNM): prefix + text was embedded."""
+    """Store one document's chunks as plain rows (no CNM): prefix + text was embedded; each row
+    keeps the loader's span metadata (pages, heading) as chop's split node does."""
+    text = document["text"]
     rows = [
         ChunkRow(
-            doc_id=manual.doc_id,
-            doc_title=manual.device,
+            doc_id=document["doc_id"],
+            doc_title=document["title"],
             chunk_index=i,
-            text=manual.text[s.start : s.end],
+            text=text[s.start : s.end],
             prefix=prefix,
             category=None,
             nouns=[],
             model=None,
             cnm_source="none",
             continuity="none",
-            content_hash=content_hash(prefix + manual.text[s.start : s.end]),
+            content_hash=content_hash(prefix + text[s.start : s.end]),
             char_start=s.start,
             char_end=s.end,
             embedding=vectors[i],
+            metadata=span_meta_at(document["spans"], s.start, s.end),
         )
-        for i, s in enumerate(spans)
+        for i, (s, prefix) in enumerate(zip(spans, prefixes, strict=True))
     ]
     record = DocumentRecord(
-        doc_id=manual.doc_id,
-        title=manual.device,
-        source=manual.source,
-        content_hash=content_hash(manual.text),
+        doc_id=document["doc_id"],
+        title=document["title"],
+        source=document["source"],
+        content_hash=content_hash(text),
         chunk_count=len(rows),
-        metadata={"bench_method": method},
+        metadata={**document["metadata"], "bench_method": method},
     )
     store.replace_document(collection, record, rows)
 
 
-SpanFn = Callable[[Manual, MemoEmbedder], list[TextSpan]]
+SpanFn = Callable[[SourceDocument, MemoEmbedder], list[TextSpan]]
 
 
 def index_plain(
     ctx: Context,
     store: Store,
     collection: str,
-    manuals: Sequence[Manual],
+    documents: Sequence[SourceDocument],
     method: str,
-    spans_of: SpanFn,
-    prefixed: bool = False,
+    memo: MemoEmbedder,
 ) -> IndexStats:
-    """Chunk each manual with ``spans_of``, embed (prefix +) chunk text, write the rows."""
-    started = time.perf_counter()
-    embedder = get_embedder(ctx)
-    memo = MemoEmbedder(embedder)
+    """Chunk each document (token windows, or cosine for ``cosine``), embed prefix + chunk
+    text, write the rows; no LLM."""
+    started, embed_before = time.perf_counter(), memo.seconds
     store.drop_collection(collection)
-    store.ensure_collection(collection, embedder.dimension)
+    store.ensure_collection(collection, memo.embedder.dimension)
+    tokenizer = memo.embedder.tokenizer
     chunks = 0
-    for manual in manuals:
-        spans = spans_of(manual, memo)
-        prefix = f"{manual.device} | " if prefixed else ""
-        vectors = memo.embed([prefix + manual.text[s.start : s.end] for s in spans])
-        write_rows(store, collection, manual, spans, vectors, prefix, method)
+    for document in documents:
+        text = document["text"]
+        if method == "cosine":
+            spans = cosine_spans(text, tokenizer, memo.embed, ctx.chunk_tokens, COSINE_THRESHOLD)
+        else:
+            spans = naive_spans(text, tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
+        prefixes = [chunk_prefix(method, document, s.start, s.end) for s in spans]
+        vectors = memo.embed(
+            [p + text[s.start : s.end] for p, s in zip(prefixes, spans, strict=True)]
+        )
+        write_rows(store, collection, document, spans, prefixes, vectors, method)
         chunks += len(spans)
-        log(f"  {method}: {manual.device}: {len(spans)} chunks")
+    log(f"  {method}: {len(documents)} document(s), {chunks} chunks")
     return IndexStats(
         method,
         collection,
         chunks=chunks,
-        embed_seconds=memo.seconds,
+        embed_seconds=memo.seconds - embed_before,
         index_seconds=time.perf_counter() - started,
     )
 
 
-def index_naive(
-    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual], prefixed: bool = False
-) -> IndexStats:
-    def spans_of(manual: Manual, memo: MemoEmbedder) -> list[TextSpan]:
-        tokenizer = memo.embedder.tokenizer
-        return naive_spans(manual.text, tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
-
-    method = "naive_title" if prefixed else "naive"
-    return index_plain(ctx, store, collection, manuals, method, spans_of, prefixed)
-
-
-def index_cosine(
-    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
-) -> IndexStats:
-    def spans_of(manual: Manual, memo: MemoEmbedder) -> list[TextSpan]:
-        tokenizer = memo.embedder.tokenizer
-        return cosine_spans(manual.text, tokenizer, memo.embed, ctx.chunk_tokens, COSINE_THRESHOLD)
-
-    return index_plain(ctx, store, collection, manuals, "cosine", spans_of)
-
-
 def index_chop(
-    ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
+    ctx: Context, store: Store, collection: str, documents: Sequence[SourceDocument]
 ) -> IndexStats:
     """The real CHOP ingest graph; LLM costs come from the run's stats."""
     from chop.api import ingest
@@ -249,7 +273,7 @@ def index_chop(
             log(f"  chop: {event.get('doc_id')}: {event.get('chunks')} chunks")
 
     report = ingest(
-        documents=[m.document() for m in manuals],
+        documents=list(documents),
         context=ctx.with_overrides(collection=collection),
         on_event=on_event,
     )
@@ -276,30 +300,56 @@ def index_chop(
 
 
 def build_index(
-    method: str, ctx: Context, store: Store, collection: str, manuals: Sequence[Manual]
+    method: str,
+    ctx: Context,
+    store: Store,
+    collection: str,
+    documents: Sequence[SourceDocument],
+    memo: MemoEmbedder | None = None,
 ) -> IndexStats:
-    if method == "naive":
-        return index_naive(ctx, store, collection, manuals)
-    if method == "naive_title":
-        return index_naive(ctx, store, collection, manuals, prefixed=True)
-    if method == "cosine":
-        return index_cosine(ctx, store, collection, manuals)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} ({' | '.join(METHODS)})")
     if method == "chop":
-        return index_chop(ctx, store, collection, manuals)
-    raise ValueError(f"unknown method {method!r} ({' | '.join(METHODS)})")
+        return index_chop(ctx, store, collection, documents)
+    return index_plain(
+        ctx, store, collection, documents, method, memo or MemoEmbedder(get_embedder(ctx))
+    )
+
+
+def retrieval_of(method: str) -> str:
+    """How a method's questions are searched: chop through its answer-time retrieval."""
+    return CHOP_RETRIEVAL if method == "chop" else PLAIN_RETRIEVAL
+
+
+def search_questions(
+    ctx: Context,
+    store: Store,
+    collection: str,
+    method: str,
+    texts: Sequence[str],
+    k: int = SEARCH_K,
+) -> tuple[list[list[Hit]], list[list[str]], float]:
+    """Top ``k`` chunks per question, the documents chop resolved each question to (empty
+    for plain search), and the seconds spent. ``chop`` goes through
+    chop.retrieval.retrieve_for_question with the default Context (the document the question
+    names is matched and boosted); the baselines through plain vector search."""
+    started = time.perf_counter()
+    vectors = get_embedder(ctx).embed(list(texts))
+    hits: list[list[Hit]] = []
+    resolved: list[list[str]] = []
+    answer_ctx = ctx.with_overrides(collection=collection)
+    for text, vector in zip(texts, vectors, strict=True):
+        if method == "chop":
+            found = retrieve_for_question(answer_ctx, store, text, vector, k=k)
+            hits.append(found.hits)
+            resolved.append(list(found.documents))
+        else:
+            hits.append(store.search(collection, vector, k))
+            resolved.append([])
+    return hits, resolved, time.perf_counter() - started
 
 
 # --------------------------------------------------------------------------- evaluation
-def retrieve(
-    ctx: Context, store: Store, collection: str, questions: Sequence[Question]
-) -> tuple[list[list[Hit]], float]:
-    """Top chunks per templated question by plain vector search; and the seconds spent."""
-    started = time.perf_counter()
-    vectors = get_embedder(ctx).embed([q.templated for q in questions])
-    hits = [store.search(collection, vector, SEARCH_K) for vector in vectors]
-    return hits, time.perf_counter() - started
-
-
 def overlaps(start: int, end: int, manual: Manual, gold: GoldMatch) -> bool:
     return any(
         start < manual.sections[i].end and manual.sections[i].start < end for i in gold.sections
@@ -329,7 +379,12 @@ def tie_orders(top: list[dict[str, Any]], doc_id: str, k: int) -> dict[str, list
 
 
 def question_record(
-    question: Question, gold: GoldMatch, manual: Manual, hits: Sequence[Hit], n_relevant: int
+    question: Question,
+    gold: GoldMatch,
+    manual: Manual,
+    hits: Sequence[Hit],
+    n_relevant: int,
+    resolved: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Ranks of one question; ``hits`` may run past TOP_K so tie groups at the cut are seen."""
     found = [
@@ -353,7 +408,9 @@ def question_record(
     return {
         "qid": question.qid,
         "device": question.device,
+        "group": question.group,
         "gold_how": gold.how,
+        "resolved_to_gold": manual.doc_id in resolved if resolved else None,
         "first_relevant_rank": first_relevant_rank(relevant),
         "n_relevant": n_relevant,
         "doc_at_1": bool(top) and top[0]["doc_id"] == manual.doc_id,
@@ -395,10 +452,11 @@ def groups(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
         "all": list(records),
         "exact gold": [r for r in records if r["gold_how"] in ("exact", "normalised")],
     }
-    devices = sorted({r["device"] for r in records})
-    if len(devices) > 1:
-        for device in devices:
-            found[device] = [r for r in records if r["device"] == device]
+    for key in ("group", "device"):
+        names = list(dict.fromkeys(r[key] for r in records))
+        if len(names) > 1:
+            for name in names:
+                found[name] = [r for r in records if r[key] == name]
     return found
 
 
@@ -462,10 +520,13 @@ def map_gold(corpus: Corpus) -> tuple[list[tuple[Question, GoldMatch]], dict[str
     """Gold sections of every question; questions without gold are excluded and reported."""
     mapped: list[tuple[Question, GoldMatch]] = []
     counts = {"exact": 0, "normalised": 0, "parent": 0, "none": 0}
+    by_group: dict[str, dict[str, int]] = {}
     excluded: list[str] = []
     for question in corpus.questions:
         gold = match_gold(question.section_path, corpus.manual(question.device).sections)
         counts[gold.how] += 1
+        group = by_group.setdefault(question.group, dict.fromkeys(counts, 0))
+        group[gold.how] += 1
         if gold.how == "none":
             excluded.append(question.qid)
         else:
@@ -473,6 +534,7 @@ def map_gold(corpus: Corpus) -> tuple[list[tuple[Question, GoldMatch]], dict[str
     multiple = [q.qid for q, g in mapped if len(g.sections) > 1]
     report = {
         "counts": counts,
+        "by_group": by_group,
         "fallback_to_parent": counts["parent"],
         "no_gold_excluded": excluded,
         "several_gold_sections": multiple,
@@ -488,22 +550,33 @@ def evaluate_method(
     corpus: Corpus,
     mapped: Sequence[tuple[Question, GoldMatch]],
     answers: int,
+    structure: str = "headings",
+    memo: MemoEmbedder | None = None,
 ) -> dict[str, Any]:
-    collection = collection_name(subset, method, chop_variant(ctx))
-    log(f"{method}: indexing {len(corpus.manuals)} manual(s) into {collection}")
-    stats = build_index(method, ctx, store, collection, corpus.manuals)
+    collection = collection_name(subset, method, chop_variant(ctx), structure)
+    log(
+        f"{method_label(method, structure)}: indexing {len(corpus.manuals)} manual(s) "
+        f"into {collection}"
+    )
+    documents = [m.document(structure) for m in corpus.manuals]
+    stats = build_index(method, ctx, store, collection, documents, memo)
     questions = [q for q, _ in mapped]
-    hits, stats.retrieval_seconds = retrieve(ctx, store, collection, questions)
+    hits, resolved, stats.retrieval_seconds = search_questions(
+        ctx, store, collection, method, [q.templated for q in questions]
+    )
     counts: dict[tuple[str, tuple[int, ...]], int] = {}
     records = []
-    for (question, gold), found in zip(mapped, hits, strict=True):
+    for (question, gold), found, names in zip(mapped, hits, resolved, strict=True):
         manual = corpus.manual(question.device)
         key = (manual.doc_id, gold.sections)
         if key not in counts:
             counts[key] = relevant_in_collection(store, collection, manual, gold)
-        records.append(question_record(question, gold, manual, found, counts[key]))
+        records.append(question_record(question, gold, manual, found, counts[key], names))
     result: dict[str, Any] = {
         "collection": collection,
+        "method": method,
+        "structure": structure,
+        "retrieval": retrieval_of(method),
         "costs": asdict(stats),
         # Headline: equal scores ordered against the gold device. A user gets one of two
         # identical chunks with no say in which; the store's own order is in tie_bounds.
@@ -521,7 +594,8 @@ def evaluate_method(
         log(f"{method}: answering {min(answers, len(questions))} question(s) with the LLM")
         result["answers"] = answer_questions(ctx, collection, questions[:answers])
     log(
-        f"{method}: {stats.chunks} chunks, index {stats.index_seconds:.1f} s, "
+        f"{method_label(method, structure)}: {stats.chunks} chunks, index "
+        f"{stats.index_seconds:.1f} s, "
         f"Hit@10 {result['metrics']['hit@10']:.2f}"
     )
     return result
@@ -537,6 +611,7 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
     return {
         "subset": args.subset,
         "methods": args.methods,
+        "structures": args.structure,
         "data": str(data),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "embedder": embedder.name,
@@ -545,7 +620,7 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
         "chunk_overlap": ctx.chunk_overlap,
         "cosine_threshold": COSINE_THRESHOLD,
         "question_template": QUESTION_TEMPLATE,
-        "retrieval": f"Store.search top {TOP_K}, plain vector (HNSW cosine), no boosts/filters",
+        "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
         "ks": list(KS),
         "continuity_mode": ctx.continuity_mode,
         "joint_extraction": ctx.joint_extraction,
@@ -583,6 +658,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "manuals": [
                 {
                     "device": m.device,
+                    "title": m.title,
                     "doc_id": m.doc_id,
                     "sections": len(m.sections),
                     "chars": len(m.text),
@@ -596,10 +672,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "gold": gold_report,
         "methods": {},
     }
-    for method in args.methods:
-        results["methods"][method] = evaluate_method(
-            method, ctx, store, args.subset, corpus, mapped, args.answers
-        )
+    for structure in args.structure:
+        for method in args.methods:
+            results["methods"][method_label(method, structure)] = evaluate_method(
+                method, ctx, store, args.subset, corpus, mapped, args.answers, structure
+            )
     out = Path(args.out) / args.subset
     table = write_outputs(results, out)
     print(table)
@@ -621,6 +698,17 @@ def parse_methods(value: str) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
+def parse_structures(value: str) -> list[str]:
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in STRUCTURES]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown structure(s) {', '.join(unknown) or '(none)'}; choose from "
+            f"{', '.join(STRUCTURES)}"
+        )
+    return list(dict.fromkeys(chosen))
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench.emanual",
@@ -631,9 +719,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--methods",
         type=parse_methods,
-        default=["naive", "cosine", "chop"],
-        help=f"comma-separated: {', '.join(METHODS)} (naive_title: naive windows "
-        "embedded as '<device> | chunk', the data README's second variant)",
+        default=list(DEFAULT_METHODS),
+        help=f"comma-separated: {', '.join(METHODS)} (naive_title: windows embedded as "
+        "'<title> | chunk'; title_heading: '<title> | <heading path> | chunk')",
+    )
+    p.add_argument(
+        "--structure",
+        type=parse_structures,
+        default=list(STRUCTURES),
+        help="comma-separated: headings (the JSON through chop's loader, the default path), "
+        "none (the same text as a .txt: no headings); default both",
     )
     p.add_argument(
         "--continuity-mode",

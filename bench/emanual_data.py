@@ -1,19 +1,22 @@
-"""E-Manual QA data: manuals as continuous documents, questions, and their gold sections.
+"""E-Manual QA data: manuals as chop's loader reads them, questions, and their gold sections.
 
-Each manual becomes ONE document (its sections' texts joined with a blank line, in order),
-titled with its device name. Section boundaries are kept only here, as hidden evaluation labels
-(character spans); the documents handed to a method carry no spans.
+Each manual is the ONE document ``chop.loaders.load_file`` makes of its JSON file (the product
+path: title from the file name, one span per section with its heading). The gold labels are the
+sections' character spans on that text. The ``none`` structure is the same text loaded as a
+``.txt`` (no spans, no headings), as a user with a plain-text copy would ingest it.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from chop.documents import SourceDocument, make_document
-from chop.loaders import LoadError, emanual_sections
+from chop.loaders import LoadError, load_file
 
 S10_CORPUS = "s10_manual_corpus.json"
 TV_CORPUS = "smart_tv_remote_manual_corpus.json"
@@ -21,6 +24,7 @@ OTHER_CORPORA = "other_emanuals_corpus"
 S9_CORPUS = f"{OTHER_CORPORA}/Galaxy_S9.json"
 S10_QUESTIONS = "s10_50_questions.csv"
 TV_QUESTIONS = "smart_tv_remote_50_questions.csv"
+REMOTE_QA = "smart_remote_QA"
 
 S10_DEVICE = "Galaxy S10"
 TV_DEVICE = "Samsung Smart TV remote"
@@ -30,9 +34,9 @@ REQUIRED_FILES = (S10_CORPUS, TV_CORPUS, S9_CORPUS, S10_QUESTIONS, TV_QUESTIONS)
 
 # The one question template: the device named in square brackets before the question.
 QUESTION_TEMPLATE = "[{device}] {question}"
-SECTION_SEPARATOR = "\n\n"
 TINY_SECTIONS = 6
 TINY_QUESTIONS = 2
+STRUCTURES = ("headings", "none")
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "“": '"', "”": '"'})
 
@@ -48,15 +52,61 @@ class Section:
 
 @dataclass
 class Manual:
-    device: str
-    doc_id: str
-    source: str
-    text: str
+    """One manual as chop's loader reads it, with the evaluation labels beside it.
+
+    ``loaded`` is what ``chop.loaders.load_file`` returns for the JSON file (headings visible
+    as span metadata); ``sections`` are the gold labels (title and character span of each
+    non-empty section, from the loader's ``{"section": key}`` spans and the file's own titles).
+    """
+
+    device: str  # how the questions name it ("[Galaxy S10] ...")
+    loaded: SourceDocument
     sections: list[Section]
 
-    def document(self) -> SourceDocument:
-        """The document a method sees: title and text, no section spans."""
-        return make_document(self.doc_id, self.device, self.text, source=self.source, spans=[])
+    @property
+    def doc_id(self) -> str:
+        return self.loaded["doc_id"]
+
+    @property
+    def title(self) -> str:
+        return self.loaded["title"]
+
+    @property
+    def source(self) -> str:
+        return self.loaded["source"]
+
+    @property
+    def text(self) -> str:
+        return self.loaded["text"]
+
+    def document(self, structure: str = "headings") -> SourceDocument:
+        """What a method ingests: the loaded JSON (``headings``) or the same text saved as a
+        ``.txt`` and loaded as such (``none``: no spans, no headings)."""
+        if structure == "headings":
+            return self.loaded
+        if structure != "none":
+            raise ValueError(f"unknown structure {structure!r} ({' | '.join(STRUCTURES)})")
+        return plain_text_document(self.loaded)
+
+
+def plain_text_document(loaded: SourceDocument) -> SourceDocument:
+    """``loaded``'s text written to "<title>.txt" and read back by chop's loader; the id stays
+    so gold labels still apply. Raises if the text loader changed the text."""
+    with tempfile.TemporaryDirectory(prefix="chop-bench-") as folder:
+        name = re.sub(r"[^\w+.-]+", " ", loaded["title"]).strip() or "manual"
+        path = Path(folder) / f"{name}.txt"
+        path.write_text(loaded["text"], encoding="utf-8")
+        (plain,) = load_file(path)
+    if plain["text"] != loaded["text"]:
+        raise ValueError(f"{loaded['title']}: the .txt loader changed the text")
+    return make_document(
+        loaded["doc_id"],
+        plain["title"],
+        plain["text"],
+        source=loaded["source"],
+        metadata={**plain["metadata"], "path": loaded["source"], "format": "text"},
+        spans=plain["spans"],
+    )
 
 
 @dataclass(frozen=True)
@@ -66,6 +116,7 @@ class Question:
     question: str
     section_path: str
     answer: str
+    group: str = ""  # the question file or folder it comes from
 
     @property
     def templated(self) -> str:
@@ -112,12 +163,6 @@ def device_name(path: Path) -> str:
     return " ".join(path.stem.replace("_", " ").split())
 
 
-def slug(device: str) -> str:
-    """A short stable document id: "Galaxy Note 10+" → "emanual/galaxy-note-10-plus"."""
-    text = device.casefold().replace("+", " plus ")
-    return "emanual/" + "-".join(re.findall(r"[a-z0-9]+", text))
-
-
 def normalise_title(title: str) -> str:
     return " ".join(title.translate(_QUOTES).casefold().split())
 
@@ -131,23 +176,46 @@ def check_data(root: Path) -> None:
         raise DataMissing(f"E-Manual data folder {root} lacks: {', '.join(missing)}")
 
 
+def section_titles(path: Path) -> dict[str, str]:
+    """The file's own title of every section key (the gold labels' names)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise LoadError(f"unreadable: {err}") from None
+    if not isinstance(data, dict):
+        raise LoadError("not an E-Manual corpus")
+    return {
+        str(key): " ".join(str(value.get("title") or "").split())
+        for key, value in data.items()
+        if isinstance(value, dict)
+    }
+
+
 def build_manual(path: Path, max_sections: int | None = None) -> Manual:
-    """One manual as one continuous document; raises LoadError for an empty or odd file."""
-    items = emanual_sections(path)[:max_sections]
-    device = device_name(path)
-    parts: list[str] = []
-    sections: list[Section] = []
-    offset = 0
-    for title, text in items:
-        if not text:
-            sections.append(Section(title, offset, offset))  # empty: nothing can overlap it
-            continue
-        if parts:
-            offset += len(SECTION_SEPARATOR)
-        sections.append(Section(title, offset, offset + len(text)))
-        parts.append(text)
-        offset += len(text)
-    return Manual(device, slug(device), str(path), SECTION_SEPARATOR.join(parts), sections)
+    """One manual through chop's loader; raises LoadError for an empty or odd file.
+
+    ``max_sections`` keeps the document up to the end of the first that many non-empty
+    sections (the ``tiny`` subset)."""
+    (loaded,) = load_file(path)
+    titles = section_titles(path)
+    spans = [s for s in loaded["spans"] if "section" in s["meta"]]
+    if not spans:
+        raise LoadError("the loader gave no section spans")
+    if max_sections is not None:
+        spans = spans[:max_sections]
+        end = spans[-1]["end"]
+        loaded = make_document(
+            loaded["doc_id"],
+            loaded["title"],
+            loaded["text"][:end],
+            source=loaded["source"],
+            metadata=loaded["metadata"],
+            spans=[s for s in loaded["spans"] if s["end"] <= end],
+        )
+    sections = [
+        Section(titles.get(str(s["meta"]["section"]), ""), s["start"], s["end"]) for s in spans
+    ]
+    return Manual(device_name(path), loaded, sections)
 
 
 def load_manuals(
@@ -182,9 +250,62 @@ def load_questions(path: Path, device: str) -> list[Question]:
                 question=row["question"],
                 section_path=row["section_path"],
                 answer=row["answer"],
+                group=f"{path.stem}",
             )
             for row in csv.DictReader(handle)
         ]
+
+
+_FIELD = re.compile(r'^\s*"(Section Hierarchy|Link|Question|Answer)"\s*:\s*"(.*)"\s*,?\s*$')
+_FIELD_NAMES = {"Section Hierarchy": "section_path", "Link": "link"}
+
+
+def parse_remote_qa(text: str) -> list[dict[str, str]]:
+    """The records of one smart_remote_QA file, read line by line: the files are not valid
+    JSON (unescaped quotes inside answers, trailing or missing commas), but every field sits
+    on its own line as ``"Key": "value"``. A record ends at ``}`` or when a key repeats."""
+    records: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    for line in text.splitlines():
+        found = _FIELD.match(line)
+        if found:
+            key = _FIELD_NAMES.get(found.group(1), found.group(1).lower())
+            if key in current:
+                records.append(current)
+                current = {}
+            current[key] = found.group(2).replace('\\"', '"').strip()
+        elif line.strip().startswith("}") and current:
+            records.append(current)
+            current = {}
+    if current:
+        records.append(current)
+    return [r for r in records if r.get("question") and "section_path" in r]
+
+
+def remote_group(folder: Path) -> str:
+    """ "Normal Q&A" → "Normal", "Yes_No Q&A" → "Yes/No"."""
+    return folder.name.replace(" Q&A", "").replace("_", "/").strip()
+
+
+def load_remote_questions(root: Path) -> list[Question]:
+    """The ~680 TV questions of smart_remote_QA/, one group per folder, in file order."""
+    questions: list[Question] = []
+    for folder in sorted(p for p in (root / REMOTE_QA).iterdir() if p.is_dir()):
+        group = remote_group(folder)
+        for path in sorted(folder.glob("*.json")):
+            records = parse_remote_qa(path.read_text(encoding="utf-8-sig"))
+            questions += [
+                Question(
+                    qid=f"{group}/{path.stem}/{n}",
+                    device=TV_DEVICE,
+                    question=r["question"],
+                    section_path=r["section_path"],
+                    answer=r.get("answer", ""),
+                    group=group,
+                )
+                for n, r in enumerate(records, start=1)
+            ]
+    return questions
 
 
 def match_gold(section_path: str, sections: list[Section]) -> GoldMatch:
@@ -244,7 +365,9 @@ def load_subset(root: Path, subset: str) -> Corpus:
         return Corpus(manuals, s10_questions, skipped)
     if subset == "tv":
         manuals, skipped = load_manuals([root / TV_CORPUS])
-        return Corpus(manuals, tv_questions, skipped)
+        remote = load_remote_questions(root) if (root / REMOTE_QA).is_dir() else []
+        notes = [] if remote else [f"{REMOTE_QA}/ not found: only the 50 CSV questions"]
+        return Corpus(manuals, tv_questions + remote, skipped, notes)
     if subset == "full":
         manuals, skipped = load_manuals(all_manual_paths(root))
         return Corpus(manuals, s10_questions + tv_questions, skipped)

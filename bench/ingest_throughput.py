@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from bench.report import log
 from bench.stub_llm import STUB_NOTICE, StubServer, running_stub
 from chop.api import ingest
 from chop.chunking import token_windows
@@ -55,10 +56,6 @@ DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 DEFAULT_CONCURRENCY = (1, 4, 16)
 DEFAULT_CHUNKS = 120
 STAT_KEYS = ("llm_calls", "cache_hits", "llm_seconds", "embed_seconds", "chunks", "embedded")
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- corpus

@@ -1,8 +1,10 @@
-"""Writing a benchmark run: results.json, results.md (the paper's table layout), chart.png."""
+"""Writing benchmark runs: the helpers every bench script shares (log, Markdown tables, JSON
+and Markdown files), and the E-Manual run's results.json, results.md and chart.png."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,11 @@ LABELS_K = {"hit@1": "Hit@1", "hit@10": "Hit@10", "mrr@10": "MRR@10", "doc@1": "
 ORDERS = ("ties_against_gold", "ties_for_gold")
 
 
+def log(message: str) -> None:
+    """Progress goes to stderr so stdout stays the result table."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def _row(cells: Sequence[Any]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -21,8 +28,26 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
 
 
+def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub Markdown table."""
+    return "\n".join(_table(header, rows))
+
+
 def _f(value: float) -> str:
     return f"{value:.3f}"
+
+
+def llm_work(costs: dict[str, Any]) -> tuple[int, str]:
+    """LLM work of an index (model calls + cache hits) and that per chunk."""
+    work = int(costs["llm_calls"]) + int(costs["cache_hits"])
+    return work, f"{work / costs['chunks']:.3f}" if costs["chunks"] else "-"
+
+
+def write_files(out: Path, stem: str, results: dict[str, Any], text: str) -> None:
+    """``stem``.json (per-question records one a line) and ``stem``.md into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(dumps(results) + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(text, encoding="utf-8")
 
 
 def main_table(results: dict[str, Any]) -> str:
@@ -38,7 +63,9 @@ def main_table(results: dict[str, Any]) -> str:
         "Doc@1",
         "chunks",
         "LLM work",
-        "wall s",
+        "LLM/chunk",
+        "index wall s",
+        "retrieval",
     ]
     rows = []
     for method, result in results["methods"].items():
@@ -51,8 +78,9 @@ def main_table(results: dict[str, Any]) -> str:
                 _f(m["ndcg@10"]),
                 _f(m["doc@1"]),
                 c["chunks"],
-                c["llm_calls"] + c["cache_hits"],
+                *llm_work(c),
                 f"{c['index_seconds']:.1f}",
+                "chop" if result.get("method") == "chop" else "plain",
             ]
         )
     return "\n".join(_table(header, rows))
@@ -182,6 +210,17 @@ def answer_table(results: dict[str, Any]) -> str | None:
     return "\n".join(_table(["method", "answered", "token F1", "ROUGE-L", "BERTScore", "s"], rows))
 
 
+def gold_lines(gold: dict[str, Any]) -> list[str]:
+    """Gold mapping per question group (exact / normalised / parent fallback / none)."""
+    by_group = gold.get("by_group", {})
+    if len(by_group) < 2:
+        return []
+    rows = [[name, *(c[k] for k in ("exact", "normalised", "parent", "none"))]
+            for name, c in by_group.items()]  # fmt: skip
+    header = ["questions", "exact", "normalised", "parent fallback", "no gold (excluded)"]
+    return ["Gold mapping by question group:", "", md_table(header, rows), ""]
+
+
 def markdown(results: dict[str, Any]) -> str:
     s, g = results["settings"], results["gold"]
     counts = g["counts"]
@@ -199,7 +238,12 @@ def markdown(results: dict[str, Any]) -> str:
         f"question(s); gold: {counts['exact']} exact, {counts['normalised']} normalised, "
         f"{counts['parent']} parent fallback, {counts['none']} without gold (excluded).",
         "",
+        *gold_lines(g),
         main_table(results),
+        "",
+        "Rows marked (.txt) ingested the same manuals saved as plain text (no headings). "
+        "retrieval `chop`: chop.retrieval.retrieve_for_question with the default Context "
+        "(resolves the document the question names); `plain`: vector search, no boosts.",
         "",
         "Equal scores (identical chunks of twin manuals) are counted against the gold device: "
         "the pessimistic reading; the Ties section has the store's order and the optimistic one.",

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
+from bench.report import log
 from chop.config import Context
 from chop.store import EXACT_SCAN_ROWS, SearchFilter, Store, store_for
 
@@ -59,10 +60,6 @@ COPY_TYPES = [
     "int8", "text", "text", "int4", "text", "text", "text", "text[]", "text", "text", "text",
     "text", "int4", "int4", "vector",
 ]  # fmt: skip
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- synthetic data

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,17 +16,31 @@ import numpy as np
 import pytest
 
 from bench.chunkers import cosine_spans, sentence_units
+from bench.device_naming import build_questions, name_variants
 from bench.emanual import (
     DEFAULT_DATA,
     chop_variant,
+    chunk_prefix,
     collection_name,
     main,
+    map_gold,
     resolve_data,
     tie_orders,
 )
-from bench.emanual_data import Section, build_manual, device_name, match_gold, slug
+from bench.emanual_data import (
+    Section,
+    build_manual,
+    device_name,
+    load_subset,
+    match_gold,
+    parse_remote_qa,
+    remote_group,
+)
+from bench.finance import FinQuestion, fin_record, fin_summary
 from bench.metrics import dcg_at_k, hit_at_k, mrr_at_k, ndcg_at_k, token_f1
 from chop.config import GATE_BAND, Context
+from chop.documents import make_document
+from chop.store import Hit, store_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -109,7 +124,9 @@ def test_match_gold_normalises_case_apostrophes_and_spaces() -> None:
     assert (found.sections, found.how) == ((0,), "normalised")
 
 
-def test_manual_is_one_document_with_hidden_section_spans(tmp_path: Path) -> None:
+def test_manual_comes_through_chops_loader_with_headings_and_a_plain_text_twin(
+    tmp_path: Path,
+) -> None:
     corpus = {
         "section_0": {"title": "Intro", "text": ["Intro", "Hello there."]},
         "section_1": {"title": "Empty", "text": []},
@@ -119,22 +136,151 @@ def test_manual_is_one_document_with_hidden_section_spans(tmp_path: Path) -> Non
     path.write_text(json.dumps(corpus))
     manual = build_manual(path)
     assert manual.device == "Galaxy S9+"
-    assert manual.doc_id == "emanual/galaxy-s9-plus"
-    intro, empty, use = manual.sections
+    intro, use = manual.sections  # an empty section has no text to be relevant
+    assert (intro.title, use.title) == ("Intro", "Use")
     assert manual.text[intro.start : intro.end] == "Intro Hello there."
     assert manual.text[use.start : use.end].startswith("Use Tap")
-    assert empty.start == empty.end
-    assert manual.text == manual.text[intro.start : intro.end] + "\n\n" + manual.text[use.start :]
-    assert manual.document()["spans"] == []  # the method never sees the sections
-    assert manual.document()["title"] == "Galaxy S9+"
+    headed = manual.document("headings")
+    assert headed["title"] == manual.title
+    assert [s["meta"]["heading"] for s in headed["spans"]] == ["Intro", "Use"]
+    plain = manual.document("none")
+    assert plain["text"] == headed["text"]  # same text, so the same gold spans apply
+    assert plain["spans"] == [] and plain["doc_id"] == headed["doc_id"]
+    assert plain["metadata"]["format"] == "text"
+
+
+def test_title_heading_prefix_names_the_heading_of_the_chunks_span() -> None:
+    text = "Intro text here.\n\nUse the remote."
+    document = make_document(
+        "d",
+        "Smart TV",
+        text,
+        spans=[
+            {"start": 0, "end": 16, "meta": {"heading": "Intro"}},
+            {"start": 18, "end": len(text), "meta": {"heading": "Remote > Use"}},
+        ],
+    )
+    assert chunk_prefix("title_heading", document, 20, 30) == "Smart TV | Remote > Use | "
+    assert chunk_prefix("naive_title", document, 20, 30) == "Smart TV | "
+    assert chunk_prefix("naive", document, 20, 30) == ""
+    bare = make_document("d", "Smart TV", text)
+    assert chunk_prefix("title_heading", bare, 20, 30) == "Smart TV | "
+
+
+def test_remote_qa_files_are_read_despite_their_broken_json() -> None:
+    text = """{
+    "All_Questions": [
+        {
+            "Section Hierarchy": "Quick Guides>Using Smart Hub",
+            "Link": "https://x/page=08",
+            "Question": "Where are the notifications?",
+            "Answer": "Refer to "Displaying the Home Screen."" for more."
+        }
+        {
+            "Section Hierarchy": "Settings>Picture",
+            "Link": "https://x/page=09",
+            "Question": "How do I change the picture mode?",
+            "Answer": "Open Picture.",
+        },
+    ]
+}"""
+    records = parse_remote_qa(text)
+    assert [r["question"] for r in records] == [
+        "Where are the notifications?",
+        "How do I change the picture mode?",
+    ]
+    assert records[0]["section_path"] == "Quick Guides>Using Smart Hub"
+    assert records[0]["answer"] == 'Refer to "Displaying the Home Screen."" for more.'
+    assert remote_group(Path("Yes_No Q&A")) == "Yes/No"
+    assert remote_group(Path("Normal Q&A")) == "Normal"
+
+
+def test_tv_subset_adds_the_remote_qa_questions_by_folder_with_gold_fallbacks() -> None:
+    data = resolve_data(None)
+    if not data.is_dir():
+        pytest.skip(f"E-Manual QA data not found at {data} (set CHOP_EMANUAL_DATA)")
+    corpus = load_subset(data, "tv")
+    by_group = Counter(q.group for q in corpus.questions)
+    assert by_group == {
+        "smart_tv_remote_50_questions": 50,
+        "Normal": 409,
+        "Paraphrased": 200,
+        "Compound": 50,
+        "Yes/No": 25,
+    }
+    _, gold = map_gold(corpus)
+    assert set(gold["by_group"]) == set(by_group)
+    assert sum(sum(c.values()) for c in gold["by_group"].values()) == len(corpus.questions)
+    assert gold["fallback_to_parent"] == sum(c["parent"] for c in gold["by_group"].values())
+
+
+def fin_hit(doc_id: str, pages: list[int]) -> Hit:
+    return Hit(0, doc_id, doc_id, 0, "", "", None, [], None, "none", 0, 1, {"pages": pages}, 0.5)
+
+
+def test_fin_relevance_is_an_evidence_page_of_an_evidence_filing() -> None:
+    # evidence_page_num 13 (zero-based) is page 14 of the loaded PDF (1-based spans)
+    question = FinQuestion("q1", "Q?", "domain-relevant", "Amcor", (("AMCOR_2023_10K", 14),))
+    stems = {"/a/AMCOR_2023_10K.pdf": "AMCOR_2023_10K", "/a/AMCOR_2022_10K.pdf": "AMCOR_2022_10K"}
+    hits = [
+        fin_hit("/a/AMCOR_2022_10K.pdf", [14]),  # right page number, wrong year's filing
+        fin_hit("/a/AMCOR_2023_10K.pdf", [13]),  # right filing, the zero-based page: not it
+        fin_hit("/a/AMCOR_2023_10K.pdf", [14, 15]),
+    ]
+    record = fin_record(question, hits, stems)
+    assert record["relevant"] == [False, False, True]
+    assert record["doc_at_1"] is False
+    metrics = fin_summary([record])
+    assert (metrics["hit@1"], metrics["hit@3"], metrics["mrr@10"]) == (
+        0.0,
+        1.0,
+        pytest.approx(1 / 3),
+    )
+    first = fin_record(question, hits[1:], stems)
+    assert first["doc_at_1"] is True and first["first_relevant_rank"] == 2
+
+
+def test_fin_counts_a_byte_identical_copy_of_the_evidence_filing_as_that_filing() -> None:
+    # the dev folder holds the same 8-K as "..._2022-07-01" and "..._dated-2022-07-01"
+    question = FinQuestion("q", "Q?", "novel-generated", "Amcor", (("8K_dated-07-01", 2),))
+    stems = {"/a/8K_07-01.pdf": "8K_07-01", "/a/8K_dated-07-01.pdf": "8K_dated-07-01"}
+    copy = [fin_hit("/a/8K_07-01.pdf", [2])]
+    assert fin_record(question, copy, stems)["doc_at_1"] is False
+    same = {"8K_07-01": "8K_07-01", "8K_dated-07-01": "8K_07-01"}
+    record = fin_record(question, copy, stems, same)
+    assert record["doc_at_1"] is True and record["relevant"] == [True]
+
+
+def test_natural_device_names_are_written_as_people_write_them() -> None:
+    variants = name_variants("Galaxy Note 10+")
+    assert variants["spacing"] == "Galaxy Note10+"
+    assert variants["plus"] == "Galaxy Note 10 Plus"
+    assert variants["hyphen"] == "Galaxy Note-10+"
+    assert variants["no Galaxy"] == "Note 10+"
+    assert variants["lower case"] == "galaxy note 10+"
+    assert variants["no Galaxy+lower case"] == "note 10+"
+    assert name_variants("Galaxy S10")["hyphen"] == "Galaxy S-10"
+    assert "plus" not in name_variants("Galaxy S10")
+
+
+def test_device_naming_questions_are_deterministic_and_name_every_manual() -> None:
+    data = resolve_data(None)
+    if not data.is_dir():
+        pytest.skip(f"E-Manual QA data not found at {data} (set CHOP_EMANUAL_DATA)")
+    rows, manuals = build_questions(data, seed=11)
+    again, _ = build_questions(data, seed=11)
+    assert rows == again
+    assert {r["gold_doc"] for r in rows} == {m.doc_id for m in manuals}
+    assert sum(r["named"] != r["device"] for r in rows) > 0.8 * len(rows)
+    assert all(r["named"] in r["question"] for r in rows)
 
 
 def test_names_and_collections() -> None:
     assert device_name(Path("s10_manual_corpus.json")) == "Galaxy S10"
     assert device_name(Path("smart_tv_remote_manual_corpus.json")) == "Samsung Smart TV remote"
     assert device_name(Path("Galaxy_Tab_A_10.1.json")) == "Galaxy Tab A 10.1"
-    assert slug("Galaxy Note 10+") == "emanual/galaxy-note-10-plus"
     assert collection_name("pair", "naive") == "bench_pair_naive"
+    assert collection_name("pair", "naive", structure="none") == "bench_pair_naive_txt"
 
 
 def test_each_chop_variant_indexes_into_its_own_collection() -> None:
@@ -230,13 +376,20 @@ def test_tiny_subset_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         pytest.skip(f"E-Manual QA data not found at {data} (set CHOP_EMANUAL_DATA)")
     monkeypatch.setenv("CHOP_DATA_DIR", str(bench_data_dir()))
     out = tmp_path / "results"
-    code = main(["--subset", "tiny", "--methods", "naive,cosine", "--out", str(out)])
+    code = main(["--subset", "tiny", "--methods", "naive,title_heading", "--out", str(out)])
     assert code == 0
     folder = out / "tiny"
     for name in ("results.json", "results.md", "chart.png"):
         assert (folder / name).stat().st_size > 0
     results = json.loads((folder / "results.json").read_text())
-    assert list(results["methods"]) == ["naive", "cosine"]
+    assert list(results["methods"]) == [
+        "naive",
+        "title_heading",
+        "naive (.txt)",
+        "title_heading (.txt)",
+    ]
+    headed = results["methods"]["title_heading"]
+    assert headed["retrieval"].startswith("plain vector search")
     assert results["settings"]["question_template"] == "[{device}] {question}"
     assert [m["device"] for m in results["corpus"]["manuals"]] == ["Galaxy S10", "Galaxy S9"]
     for method in results["methods"].values():
@@ -250,4 +403,12 @@ def test_tiny_subset_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             assert 0.0 <= bound["hit@10"] <= 1.0
         for record in method["per_question"]:
             assert len(record["top"]) <= 10
-    assert "| naive |" in (folder / "results.md").read_text()
+    table = (folder / "results.md").read_text()
+    assert "| naive |" in table and "| title_heading (.txt) |" in table
+    assert "LLM/chunk" in table and "index wall s" in table
+    # the JSON path gives headings; the .txt copy does not
+    store = store_for(Context())
+    with_headings = store.chunks(headed["collection"])
+    plain = store.chunks(results["methods"]["title_heading (.txt)"]["collection"])
+    assert any(c["prefix"].count(" | ") == 2 for c in with_headings)
+    assert all(c["prefix"].count(" | ") == 1 for c in plain)

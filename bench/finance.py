@@ -1,0 +1,371 @@
+"""The `fin` subset: FinanceBench dev filings (40 PDFs of 5 companies, 31 questions).
+
+One command per table (results in bench/results/fin/results.{json,md}):
+
+    python -m bench.finance                                          # every method
+    python -m bench.finance --methods naive,naive_title,title_heading  # no LLM
+
+Every PDF goes through chop's loader (``chop.loaders.load_file``: title from the PDF metadata
+or the file name, one span per page) with the default Context; questions are asked as written
+(no device template). Methods as in bench.emanual: ``naive``, ``naive_title`` (``title |
+chunk``), ``title_heading`` (``title | heading path | chunk``, ``title | chunk`` where the loader
+gave no heading), ``chop`` (the real ingest graph, defaults). Retrieval: ``chop`` through
+chop.retrieval.retrieve_for_question (default Context: it resolves which document a question
+means); the baselines through plain vector search. Metrics: Doc@1 (the top chunk comes from an
+evidence document: doc_name = the PDF's file stem), page-level Hit@1/3/5/10 and MRR@10 (a chunk
+is relevant when it comes from an evidence document and its "pages" metadata, 1-based, holds an
+evidence page: evidence_page_num is zero-based), overall and per question_type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.emanual import (
+    CHOP_RETRIEVAL,
+    DEFAULT_METHODS,
+    DEFAULT_OUT,
+    PLAIN_RETRIEVAL,
+    REPO_ROOT,
+    MemoEmbedder,
+    build_index,
+    collection_name,
+    parse_methods,
+    search_questions,
+)
+from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
+from bench.report import llm_work, log, md_table, write_files
+from chop.config import Context
+from chop.documents import SourceDocument
+from chop.loaders import LoadError, load_file
+from chop.models import ModelUnavailable, get_embedder
+from chop.store import Hit, store_for
+
+DEFAULT_FIN_DATA = REPO_ROOT.parent / "shared" / "data" / "financebench-dev"
+SUBSET = "fin"
+KS = (1, 3, 5, 10)
+TOP_K = max(KS)
+
+
+class FinDataMissing(RuntimeError):
+    """The FinanceBench folder or one of its parts is not there."""
+
+
+@dataclass(frozen=True)
+class FinQuestion:
+    qid: str
+    question: str
+    question_type: str
+    company: str
+    evidence: tuple[tuple[str, int], ...]  # (doc_name, 1-based page)
+
+    @property
+    def doc_names(self) -> set[str]:
+        return {name for name, _ in self.evidence}
+
+
+def load_fin_questions(root: Path) -> list[FinQuestion]:
+    """The questions of questions.jsonl; evidence pages turned 1-based like chunk pages."""
+    questions = []
+    for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        evidence = tuple(
+            (str(e.get("doc_name") or row["doc_name"]), int(e["evidence_page_num"]) + 1)
+            for e in row.get("evidence", [])
+        ) or ((str(row["doc_name"]), 0),)
+        questions.append(
+            FinQuestion(
+                qid=str(row["financebench_id"]),
+                question=str(row["question"]),
+                question_type=str(row.get("question_type") or "unknown"),
+                company=str(row.get("company") or ""),
+                evidence=evidence,
+            )
+        )
+    return questions
+
+
+@dataclass
+class Filings:
+    documents: list[SourceDocument]
+    stems: dict[str, str]  # doc_id → file stem (FinanceBench's doc_name)
+    same_file: dict[str, str]  # stem → the first stem of byte-identical files
+    skipped: list[str]  # "file: reason" of PDFs the loader refused
+
+
+def load_filings(root: Path, only: Sequence[str] = ()) -> Filings:
+    """Every PDF (whose stem starts with one of ``only``, when given) through chop's loader.
+
+    The dev folder holds the same 8-K under two names ("AMCOR_2022_8K_2022-07-01" and
+    "..._dated-2022-07-01"): byte-identical files count as one evidence document."""
+    filings = Filings([], {}, {}, [])
+    first_of_hash: dict[str, str] = {}
+    paths = sorted((root / "pdfs").glob("*.pdf"))
+    paths = [p for p in paths if not only or p.stem.startswith(tuple(only))]
+    for number, path in enumerate(paths, start=1):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        filings.same_file[path.stem] = first_of_hash.setdefault(digest, path.stem)
+        try:
+            (document,) = load_file(path)
+        except LoadError as err:
+            filings.skipped.append(f"{path.name}: {err}")
+            continue
+        filings.documents.append(document)
+        filings.stems[document["doc_id"]] = path.stem
+        log(f"  loaded {number}/{len(paths)} {path.name}: {len(document['text'])} chars")
+    return filings
+
+
+def check_data(root: Path) -> None:
+    if not (root / "questions.jsonl").is_file() or not (root / "pdfs").is_dir():
+        raise FinDataMissing(f"FinanceBench dev data not found (questions.jsonl, pdfs/) in {root}")
+
+
+# --------------------------------------------------------------------------- scoring
+def page_relevant(
+    hit: Hit, stem: str | None, question: FinQuestion, same_file: dict[str, str]
+) -> bool:
+    pages = {int(p) for p in hit.metadata.get("pages", []) if str(p).isdigit()}
+    return any(
+        stem is not None and same_file.get(stem, stem) == same_file.get(name, name)
+        and page in pages
+        for name, page in question.evidence
+    )  # fmt: skip
+
+
+def fin_record(
+    question: FinQuestion,
+    hits: Sequence[Hit],
+    stems: dict[str, str],
+    same_file: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    same = same_file or {}
+    top = list(hits[:TOP_K])
+    relevant = [page_relevant(h, stems.get(h.doc_id), question, same) for h in top]
+    evidence = {same.get(name, name) for name in question.doc_names}
+    first = stems.get(top[0].doc_id) if top else None
+    return {
+        "qid": question.qid,
+        "question_type": question.question_type,
+        "evidence_docs": sorted(question.doc_names),
+        "doc_at_1": first is not None and same.get(first, first) in evidence,
+        "first_relevant_rank": first_relevant_rank(relevant),
+        "relevant": relevant,
+        "top": [
+            {
+                "doc": stems.get(h.doc_id),
+                "pages": h.metadata.get("pages", []),
+                "score": round(h.score, 6),
+            }
+            for h in top
+        ],
+    }
+
+
+def fin_summary(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    summary: dict[str, float] = {"questions": len(records)}
+    summary["doc@1"] = mean([float(r["doc_at_1"]) for r in records])
+    for k in KS:
+        summary[f"hit@{k}"] = mean([hit_at_k(r["relevant"], k) for r in records])
+    summary["mrr@10"] = mean([mrr_at_k(r["relevant"], 10) for r in records])
+    return summary
+
+
+# --------------------------------------------------------------------------- the run
+def evaluate(
+    method: str,
+    ctx: Context,
+    filings: Filings,
+    questions: Sequence[FinQuestion],
+    memo: MemoEmbedder,
+) -> dict[str, Any]:
+    documents, stems = filings.documents, filings.stems
+    store = store_for(ctx)
+    collection = collection_name(SUBSET, method)
+    log(f"{method}: indexing {len(documents)} filing(s) into {collection}")
+    stats = build_index(method, ctx, store, collection, documents, memo)
+    hits, resolved, stats.retrieval_seconds = search_questions(
+        ctx, store, collection, method, [q.question for q in questions], k=TOP_K
+    )
+    records = []
+    for question, found, names in zip(questions, hits, resolved, strict=True):
+        record = fin_record(question, found, stems, filings.same_file)
+        record["resolved"] = [stems.get(d, d) for d in names]
+        records.append(record)
+    types = sorted({q.question_type for q in questions})
+    result: dict[str, Any] = {
+        "method": method,
+        "collection": collection,
+        "retrieval": CHOP_RETRIEVAL if method == "chop" else PLAIN_RETRIEVAL,
+        "costs": asdict(stats),
+        "metrics": fin_summary(records),
+        "by_type": {t: fin_summary([r for r in records if r["question_type"] == t]) for t in types},
+        "resolved_questions": sum(bool(r["resolved"]) for r in records),
+        "per_question": records,
+    }
+    m = fin_summary(records)
+    log(
+        f"{method}: {stats.chunks} chunks, index {stats.index_seconds:.1f} s, "
+        f"Doc@1 {m['doc@1']:.2f}, Hit@5 {m['hit@5']:.2f}"
+    )
+    return result
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s = results["settings"]
+    header = ["method", "Doc@1", *(f"Hit@{k}" for k in KS), "MRR@10", "chunks", "LLM work",
+              "LLM/chunk", "index wall s", "retrieval", "resolved"]  # fmt: skip
+    rows = []
+    for name, r in results["methods"].items():
+        m, c = r["metrics"], r["costs"]
+        rows.append(
+            [name, f"{m['doc@1']:.3f}", *(f"{m[f'hit@{k}']:.3f}" for k in KS),
+             f"{m['mrr@10']:.3f}", c["chunks"], *llm_work(c), f"{c['index_seconds']:.1f}",
+             "chop" if r["method"] == "chop" else "plain",
+             f"{r['resolved_questions']}/{int(m['questions'])}"]
+        )  # fmt: skip
+    type_rows = [
+        [t, name, int(m["questions"]), f"{m['doc@1']:.3f}", f"{m['hit@1']:.3f}",
+         f"{m['hit@5']:.3f}", f"{m['mrr@10']:.3f}"]
+        for name, r in results["methods"].items()
+        for t, m in r["by_type"].items()
+    ]  # fmt: skip
+    title_rows = [
+        [d["file"], d["title"], d["pages"], d["chars"]] for d in results["corpus"]["documents"]
+    ]
+    lines = [
+        "# FinanceBench dev — subset `fin`",
+        "",
+        f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
+        f"{s['chunk_overlap']} tokens · {len(results['corpus']['documents'])} PDFs through "
+        f"chop.loaders.load_file · {results['corpus']['questions']} questions as written"
+        + (
+            f" · ONLY {', '.join(results['corpus']['only'])}: a quick check, not the benchmark"
+            if results["corpus"]["only"]
+            else ""
+        ),
+        "",
+        md_table(header, rows),
+        "",
+        "Doc@1: the top chunk comes from an evidence document (doc_name = file stem). Hit@k / "
+        "MRR@10: a chunk of an evidence document whose pages (1-based) hold an evidence page "
+        "(evidence_page_num + 1). retrieval `chop`: chop.retrieval.retrieve_for_question, default "
+        "Context; `plain`: vector search. resolved: questions for which chop's retrieval matched "
+        "a document by name. LLM work = model calls + cache hits; index wall s = loading "
+        "excluded (see settings: load_seconds), chunking, LLM, embedding, writing.",
+        "",
+        "## By question type",
+        "",
+        md_table(["question_type", "method", "n", "Doc@1", "Hit@1", "Hit@5", "MRR@10"], type_rows),
+        "",
+        "## Titles the loader derived",
+        "",
+        md_table(["file", "title", "pages", "chars"], title_rows),
+        "",
+        *(f"- skipped {line}" for line in results["corpus"]["skipped"]),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(args.data or os.environ.get("CHOP_FIN_DATA") or DEFAULT_FIN_DATA)
+    check_data(root)
+    started = time.perf_counter()
+    filings = load_filings(root, args.only)
+    documents, stems, skipped = filings.documents, filings.stems, filings.skipped
+    load_seconds = time.perf_counter() - started
+    log(f"loaded {len(documents)} PDF(s) in {load_seconds:.1f} s; {len(skipped)} skipped")
+    loaded = set(filings.same_file)
+    questions = [q for q in load_fin_questions(root) if q.doc_names <= loaded]
+    for line in skipped:
+        log(f"  skipped {line}")
+    ctx = Context()
+    embedder = get_embedder(ctx)
+    results: dict[str, Any] = {
+        "settings": {
+            "subset": SUBSET,
+            "data": str(root),
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "embedder": embedder.name,
+            "chunk_tokens": ctx.chunk_tokens,
+            "chunk_overlap": ctx.chunk_overlap,
+            "methods": args.methods,
+            "load_seconds": round(load_seconds, 1),
+            "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
+        },
+        "corpus": {
+            "documents": [
+                {
+                    "file": stems[d["doc_id"]],
+                    "title": d["title"],
+                    "pages": d["metadata"].get("pages"),
+                    "chars": len(d["text"]),
+                }
+                for d in documents
+            ],
+            "skipped": skipped,
+            "same_file": {k: v for k, v in filings.same_file.items() if k != v},
+            "only": list(args.only),
+            "questions": len(questions),
+        },
+        "methods": {},
+    }
+    for method in args.methods:  # a fresh embedder memo each: wall times are a fresh build's
+        memo = MemoEmbedder(embedder)
+        results["methods"][method] = evaluate(method, ctx, filings, questions, memo)
+    out = Path(args.out) / SUBSET
+    text = markdown(results)
+    write_files(out, "results", results, text)
+    print(text.split("\n## ")[0])
+    log(f"wrote {out / 'results.json'}, {out / 'results.md'}")
+    return results
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bench.finance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--methods", type=parse_methods, default=list(DEFAULT_METHODS))
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/fin/")
+    p.add_argument(
+        "--only",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=[],
+        help="a quick check, not the benchmark: only the PDFs whose name starts with one of "
+        "these (e.g. AMCOR_2022_8K), and the questions whose evidence they hold",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        help="FinanceBench dev folder (default: CHOP_FIN_DATA or ../shared/data/"
+        "financebench-dev beside the repository)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        run(args)
+    except (FinDataMissing, ModelUnavailable) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
