@@ -41,6 +41,7 @@ from bench.emanual import (
     DEFAULT_OUT,
     PLAIN_RETRIEVAL,
     REPO_ROOT,
+    IndexStats,
     MemoEmbedder,
     build_index,
     resolve_data,
@@ -168,18 +169,24 @@ def write_questions(rows: Sequence[dict[str, Any]], path: Path) -> None:
 
 # --------------------------------------------------------------------------- evaluation
 def evaluate(
-    ctx: Context, manuals: Sequence[Manual], rows: Sequence[dict[str, Any]]
+    ctx: Context, manuals: Sequence[Manual], rows: Sequence[dict[str, Any]], reuse: bool = False
 ) -> dict[str, Any]:
     store = store_for(ctx)
     memo = MemoEmbedder(get_embedder(ctx))
-    log(f"{INDEX_METHOD}: indexing {len(manuals)} manuals into {COLLECTION}")
-    stats = build_index(INDEX_METHOD, ctx, store, COLLECTION, [m.loaded for m in manuals], memo)
+    if reuse and store.collection_exists(COLLECTION):
+        log(f"{INDEX_METHOD}: reusing the index in {COLLECTION} (--reuse)")
+        count = sum(r.chunk_count for r in store.documents(COLLECTION).values())
+        stats = IndexStats(INDEX_METHOD, COLLECTION, chunks=count, extra={"reused": True})
+    else:
+        log(f"{INDEX_METHOD}: indexing {len(manuals)} manuals into {COLLECTION}")
+        docs = [m.loaded for m in manuals]
+        stats = build_index(INDEX_METHOD, ctx, store, COLLECTION, docs, memo)
     started = time.perf_counter()
     vectors = memo.embedder.embed([r["question"] for r in rows])
     answer_ctx = ctx.with_overrides(collection=COLLECTION)
     records = []
     for row, vector in zip(rows, vectors, strict=True):
-        chop_found = retrieve_for_question(answer_ctx, store, row["question"], vector, k=1)
+        chop_found = retrieve_for_question(answer_ctx, store, row["question"], memo.embedder, k=1)
         plain = store.search(COLLECTION, vector, 1)
         records.append(
             {
@@ -255,7 +262,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.build_only:
         return {}
     ctx = Context()
-    result = evaluate(ctx, manuals, rows)
+    result = evaluate(ctx, manuals, rows, reuse=args.reuse)
     gold = {r["qid"]: r["gold_doc"] for r in rows}
     records = [{**r, "gold": gold[r["qid"]]} for r in result["per_question"]]
     kinds = sorted({r["variant"] for r in records})
@@ -295,6 +302,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--build-only", action="store_true", help="only write questions.jsonl")
+    p.add_argument(
+        "--reuse", action="store_true", help="measure the index kept from an earlier run again"
+    )
     p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/naming/")
     p.add_argument("--data", default=None, help="E-Manual QA folder (as bench.emanual)")
     return p

@@ -340,7 +340,7 @@ def search_questions(
     answer_ctx = ctx.with_overrides(collection=collection)
     for text, vector in zip(texts, vectors, strict=True):
         if method == "chop":
-            found = retrieve_for_question(answer_ctx, store, text, vector, k=k)
+            found = retrieve_for_question(answer_ctx, store, text, get_embedder(ctx), k=k)
             hits.append(found.hits)
             resolved.append(list(found.documents))
         else:

@@ -557,7 +557,7 @@ def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution
     the period and kind it names. A named period that no candidate covers is reported."""
     asked = question_keys(question)
     # products: the longest model name the question writes, a complete name first
-    best: tuple[int, bool] = (0, False)
+    best: tuple[bool, int] = (False, 0)
     by_model: list[str] = []
     model_name: str | None = None
     for doc_id, card in cards.items():
@@ -566,7 +566,7 @@ def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution
             continue
         for key, complete in name_keys(str(model)).items():
             if key in asked:
-                score = (len(key), complete)
+                score = (complete, len(key))  # "S10" names the S10, not the S10 Lite
                 if score > best:
                     best, by_model, model_name = score, [doc_id], str(model)
                 elif score == best and doc_id not in by_model:
