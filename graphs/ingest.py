@@ -133,3 +133,4 @@ def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 
 graph = build_ingest_graph()
+decide_cnm = build_decision_graph()  # served on its own too: Studio draws its TRUE/FALSE edge

@@ -13,7 +13,7 @@ from chop.cnm import CNM, drop_product_names, prefix_line
 from chop.config import Context
 from chop.documents import make_document
 from chop.state import Chunk
-from graphs.ingest import build_ingest_graph, route_on_continuity
+from graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity
 from nodes.judge_continuity import rule_decision
 from tests.fakes import ScriptedChatModel, sensible_reply
 
@@ -50,11 +50,12 @@ def test_the_router_sends_true_to_inherit_and_false_to_extract() -> None:
     assert route_on_continuity({"same_topic": False}) == "FALSE"
 
 
-def test_the_graph_draws_both_continuity_branches() -> None:
-    drawing = build_ingest_graph().get_graph(xray=True).draw_mermaid()
-    decide = "index_document\\3adecide_cnm\\3a"
-    assert f"judge_continuity -. &nbsp;TRUE&nbsp; .-> {decide}inherit_cnm" in drawing
-    assert f"judge_continuity -. &nbsp;FALSE&nbsp; .-> {decide}extract_cnm" in drawing
+def test_the_graphs_draw_both_continuity_branches() -> None:
+    drawing = build_decision_graph().get_graph().draw_mermaid()
+    assert "judge_continuity -. &nbsp;TRUE&nbsp; .-> inherit_cnm" in drawing
+    assert "judge_continuity -. &nbsp;FALSE&nbsp; .-> extract_cnm" in drawing
+    ingest = build_ingest_graph().get_graph(xray=True).draw_mermaid()
+    assert "index_document\\3asplit -.-> index_document\\3adecide_cnm" in ingest
 
 
 def test_first_chunk_of_a_document_always_extracts(context: Context) -> None:
