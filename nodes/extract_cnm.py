@@ -48,7 +48,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     ctx = runtime.context
     chunk, profile = state["chunk"], state["profile"]
     structured = heading_cnm(chunk, profile) if ctx.continuity_mode != "llm" else None
-    if structured is not None and structured["nouns"]:  # free: the headings name the topic
+    if structured is not None:  # free: the headings name the topic (or only the document)
         runtime.stream_writer({"event": "decided", "same_topic": False})
         return {
             "labels": [chunk_label(state, structured, "heading")],

@@ -130,7 +130,11 @@ def test_a_chunk_gets_its_pages_and_the_heading_it_starts_under(tmp_path: Path) 
     doc = load(tmp_path, data)
     start = doc["text"].index("Rinse the jar.")
     end = doc["text"].index("storing")
-    assert span_meta_at(doc["spans"], start, end) == {"pages": [2, 3], "heading": "Care > Cleaning"}
+    assert span_meta_at(doc["spans"], start, end) == {
+        "pages": [2, 3],
+        "heading": "Care > Cleaning",
+        "headings": ["Care > Cleaning"],
+    }
     first_page = span_meta_at(doc["spans"], 0, 10)
     assert first_page == {"pages": [1]}  # before the first bookmark: no heading
 
