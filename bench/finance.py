@@ -106,7 +106,7 @@ class Filings:
     skipped: list[str]  # "file: reason" of PDFs the loader refused
 
 
-def load_filings(root: Path, only: Sequence[str] = ()) -> Filings:
+def load_filings(root: Path, only: Sequence[str] = (), *, parse: bool = True) -> Filings:
     """Every PDF (whose stem starts with one of ``only``, when given) through chop's loader.
 
     The dev folder holds the same 8-K under two names ("AMCOR_2022_8K_2022-07-01" and
@@ -118,6 +118,9 @@ def load_filings(root: Path, only: Sequence[str] = ()) -> Filings:
     for number, path in enumerate(paths, start=1):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         filings.same_file[path.stem] = first_of_hash.setdefault(digest, path.stem)
+        if not parse:  # evaluating an index built elsewhere: ids are the resolved paths
+            filings.stems[str(path.resolve())] = path.stem
+            continue
         try:
             (document,) = load_file(path)
         except LoadError as err:
@@ -301,7 +304,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(args.data or os.environ.get("CHOP_FIN_DATA") or DEFAULT_FIN_DATA)
     check_data(root)
     started = time.perf_counter()
-    filings = load_filings(root, args.only)
+    filings = load_filings(root, args.only, parse=not (args.ingested and args.methods == ["chop"]))
     documents, stems, skipped = filings.documents, filings.stems, filings.skipped
     load_seconds = time.perf_counter() - started
     log(f"loaded {len(documents)} PDF(s) in {load_seconds:.1f} s; {len(skipped)} skipped")
