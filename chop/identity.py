@@ -45,6 +45,7 @@ USER_FIELDS = ("entity", "aliases", "model", "kind", "fiscal_year", "fiscal_quar
                "period_end", "date", "edition")  # fmt: skip
 KINDS = ("10-K", "10-Q", "8-K", "20-F", "earnings release", "annual report", "user manual")
 PERIODIC_KINDS = {"10-K", "10-Q", "20-F", "earnings release", "annual report"}
+FILING_KINDS = PERIODIC_KINDS | {"8-K"}
 
 _MONTHS = {
     name: number
@@ -595,6 +596,14 @@ def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution
         else:
             if any(cards[d].get("fiscal_year") or cards[d].get("date") for d in pool):
                 unknown = _describe(ordered[-1])
+    elif len(candidates) > 1 and all(
+        cards[d].get("kind") in PERIODIC_KINDS | {"8-K"} for d in candidates
+    ):
+        # a company's filings and no period named: the question is about the company now
+        latest = max((cards[d].get("fiscal_year") or 0) for d in candidates)
+        if latest:
+            candidates = [d for d in candidates if cards[d].get("fiscal_year") == latest]
+            named = f"{named or ''} FY{latest} (latest)".strip()
     if facts.kinds and candidates:
         of_kind = [d for d in candidates if cards[d].get("kind") in facts.kinds]
         if of_kind:

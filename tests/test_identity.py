@@ -139,6 +139,8 @@ def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
     assert compared.doc_ids == ["acme-2023"]  # the latest report holds both years
     assert resolve("Acme Widgets stores in Q2 of FY2024?", FILINGS).doc_ids == ["acme-q"]
     assert resolve("What does Zenith make?", FILINGS).doc_ids == ["zenith-2022"]
+    latest = resolve("What industry is Acme Widgets in?", FILINGS).doc_ids
+    assert latest == ["acme-q"], "no period named: the company's latest filings"
 
 
 def test_a_period_no_document_covers_is_reported() -> None:
