@@ -57,7 +57,7 @@ from bench.emanual_data import (
     load_questions,
 )
 from bench.metrics import mean
-from bench.report import log, md_table, write_files
+from bench.report import log, md_table, run_cli, write_files
 from chop.config import Context
 from chop.models import ModelUnavailable, get_embedder
 from chop.retrieval import retrieve_for_question
@@ -311,13 +311,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        run(args)
-    except (DataMissing, ModelUnavailable) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(parser(), run, argv, (DataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from bench.emanual import (
     search_questions,
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
-from bench.report import llm_work, log, md_table, write_files
+from bench.report import llm_work, log, md_table, run_cli, write_files
 from chop.config import Context
 from chop.documents import SourceDocument
 from chop.loaders import LoadError, load_file
@@ -392,13 +392,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        run(args)
-    except (FinDataMissing, ModelUnavailable) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(parser(), run, argv, (FinDataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

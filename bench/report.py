@@ -3,9 +3,10 @@ and Markdown files), and the E-Manual run's results.json, results.md and chart.p
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -345,3 +346,19 @@ def write_outputs(results: dict[str, Any], out: Path) -> str:
     (out / "results.md").write_text(markdown(results))
     chart(results, out / "chart.png")
     return main_table(results)
+
+
+def run_cli(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace], object],
+    argv: Sequence[str] | None,
+    expected: tuple[type[Exception], ...],
+) -> int:
+    """A bench script's entry point: run it, and turn missing data or models into one line."""
+    args = parser.parse_args(argv)
+    try:
+        run(args)
+    except expected as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0

@@ -207,6 +207,7 @@ async def aingest(
     durable: bool = False,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`ingest` for asyncio code: it runs in a worker thread and the event loop stays free.
 
@@ -223,6 +224,7 @@ async def aingest(
         durable=durable,
         checkpointer=checkpointer,
         thread_id=thread_id,
+        meta=meta,
     )
     return await asyncio.to_thread(run)
 
