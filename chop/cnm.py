@@ -135,8 +135,7 @@ def prefix_line(cnm: CNM, title: str | None = None) -> str:
     """PFX(CNM): one readable line put before the chunk text that is embedded.
 
     The document is always named: by its model, or by its title where no model is known
-    (a question names its document; a prefix without the name measured 0.22 Hit@1 on the
-    E-Manual TV remote against 0.48 with it)."""
+    (a question names its document, and the chunk's embedding should say which it is)."""
     name = cnm["model"] or (clean_field(title) if title else None)
     parts = [name, cnm["category"], ", ".join(cnm["nouns"]) or None]
     return " | ".join(p for p in parts if p)

@@ -17,7 +17,7 @@ from typing import Any
 
 from chop.config import Context
 from chop.grounding import tokens
-from chop.identity import Resolution, complete_periods, resolve
+from chop.identity import complete_periods, resolve
 from chop.models import Embedder
 from chop.query import QuestionCNM, match_question
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
@@ -65,7 +65,7 @@ def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list
     """The boosted search's hits merged with the named documents' own best chunks (given the
     same bonus). A search over a whole collection ranks boosts only among its nearest
     candidates; among 34 near-identical manuals these may hold no chunk of the one the
-    question names (device-naming Doc@1 0.80 without this merge, README)."""
+    question names (`python -m bench.device_naming`)."""
     merged = {hit.id: hit for hit in hits}
     for hit in own:
         boosted = replace(hit, score=hit.score + bonus)
@@ -74,18 +74,13 @@ def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list
     return sorted(merged.values(), key=lambda h: (-h.score, h.doc_title, h.chunk_index))[:k]
 
 
-def matched_documents(records: Iterable[DocumentRecord], question: str) -> Resolution:
-    """The documents the question is about, by their identity cards."""
-    return resolve(question, identity_cards(records))
-
-
 def retrieve_for_question(
     ctx: Context, store: Store, question: str, embedder: Embedder, k: int | None = None
 ) -> Retrieved:
     """The top-k chunks for ``question``. Once the documents it names are known, the words
     that name them are left out of the embedded query: the boost (or filter) carries the
-    identity, and the vector matches the topic (E-Manual TV remote questions, "[Samsung Smart
-    TV remote] ...": Hit@1 0.42 with the name embedded, 0.56 without; README, Performance)."""
+    identity, and the vector matches the topic: a question's "[Samsung Smart TV remote] ..."
+    otherwise pulls it towards every chunk that mentions the remote."""
     k = k or ctx.k
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())

@@ -95,8 +95,8 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     else:
         model, source = None, "fallback" if result.value is None else "llm"
     card = rules_card
-    if model and source in ("title", "llm"):
-        card = identity_card(document, model, source)
+    if model and source in ("title", "llm"):  # the manual's model joins what the rules read
+        card = merge_cards(Identity(model=model, sources={"model": source}), rules_card)
     category = clean_category(result.value.category) if result.value is not None else None
     if category and names_product(category, model, card.get("entity")):
         category = None  # "Galaxy S10" is the model, not a product category
