@@ -63,6 +63,20 @@ class CallResult(Generic[SchemaT]):
     def llm_calls(self) -> int:
         return 0 if self.cached else self.attempts
 
+    def stats(self) -> dict[str, float]:
+        """What this task adds to a run's counters (summed by chop.state.add_counts)."""
+        return {
+            "llm_tasks": 1,
+            "llm_calls": self.llm_calls,
+            "llm_seconds": self.seconds,
+            "cache_hits": int(self.cached),
+            "llm_failures": int(self.value is None),
+        }
+
+    def progress(self) -> dict[str, int]:
+        """What a progress event reports of this task (the CLI's live counters)."""
+        return {"llm_calls": self.llm_calls, "cache_hits": int(self.cached)}
+
 
 def cache_key(model_identity: str, schema: type[BaseModel], messages: list[BaseMessage]) -> str:
     payload = json.dumps(
@@ -104,14 +118,14 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _bind(
-    model: BaseChatModel, ctx: Context, schema: type[BaseModel], name: str, timeout: float
+    chat_model: BaseChatModel, ctx: Context, schema: type[BaseModel], name: str, timeout: float
 ) -> Runnable:
-    """The model, held to ``schema`` the way its provider supports; a remote request gives up
+    """The chat model, held to ``schema`` the way its provider supports; a remote request gives up
     after ``timeout`` seconds."""
     if ctx.chat_provider == "openai" and ctx.structured_output == "function_calling":
-        return model.bind_tools([schema], tool_choice=schema.__name__, timeout=timeout)
+        return chat_model.bind_tools([schema], tool_choice=schema.__name__, timeout=timeout)
     if ctx.chat_provider == "openai" and ctx.structured_output == "json_schema":
-        return model.bind(
+        return chat_model.bind(
             response_format={
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": _json_schema(schema), "strict": False},
@@ -119,12 +133,12 @@ def _bind(
             timeout=timeout,
         )
     if ctx.chat_provider == "openai":
-        return model.bind(
+        return chat_model.bind(
             response_format={"type": "json_object", "schema": _json_schema(schema)},
             timeout=timeout,
         )
     # llama.cpp (in-process, or its server): a grammar compiled from the schema.
-    return model.bind(response_format={"type": "json_object", "schema": _json_schema(schema)})
+    return chat_model.bind(response_format={"type": "json_object", "schema": _json_schema(schema)})
 
 
 def structured_call(
@@ -155,14 +169,14 @@ def structured_call(
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
         nonlocal attempts, raw, busy, deadline
         attempts += 1
-        model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
+        chat_model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
         lock = _in_process_lock if is_in_process(ctx) else _slots(ctx.max_concurrency)
         with lock:  # llama.cpp in this process runs one call at a time
             began = time.perf_counter()
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
             timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
-            reply = _bind(model, ctx, schema, task, timeout).invoke(msgs)
+            reply = _bind(chat_model, ctx, schema, task, timeout).invoke(msgs)
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
@@ -217,9 +231,9 @@ def _cache_get(store: Store, key: str) -> Any | None:
         return None
 
 
-def _cache_put(store: Store, key: str, model: str, value: Any) -> None:
+def _cache_put(store: Store, key: str, model_identity: str, value: Any) -> None:
     try:
-        store.cache_put(key, model, value)
+        store.cache_put(key, model_identity, value)
     except psycopg.Error as exc:
         log.warning("LLM cache write failed (%s); the answer is used but not kept", exc)
 

@@ -244,6 +244,11 @@ class ModelOverrides:
 _overrides: ContextVar[ModelOverrides | None] = ContextVar("chop_model_overrides", default=None)
 
 
+def _override() -> ModelOverrides:
+    """The instances :func:`use_models` put in place for this context (fields None if none)."""
+    return _overrides.get() or ModelOverrides()
+
+
 def embeddings_name(embeddings: Embeddings) -> str:
     """A stable name for a LangChain ``Embeddings``: it is part of every document's fingerprint,
     so the same model must get the same name in every process."""
@@ -276,9 +281,8 @@ def use_models(
 
 def chat_model_identity(ctx: Context) -> str:
     """What makes two LLM answers interchangeable (the cache key's model part)."""
-    override = _overrides.get()
-    if override and override.chat_model is not None:
-        model = override.chat_model
+    model = _override().chat_model
+    if model is not None:
         stable = getattr(model, "cache_identity", None)  # lets a test model cache across processes
         return f"override:{type(model).__name__}:{stable or id(model)}"
     if ctx.chat_provider == "local":
@@ -288,16 +292,13 @@ def chat_model_identity(ctx: Context) -> str:
 
 def is_in_process(ctx: Context) -> bool:
     """True when the chat model shares this process's CPU (one call at a time)."""
-    override = _overrides.get()
-    if override and override.chat_model is not None:
-        return False
-    return ctx.chat_provider == "local"
+    return _override().chat_model is None and ctx.chat_provider == "local"
 
 
 def get_chat_model(ctx: Context) -> BaseChatModel:
-    override = _overrides.get()
-    if override and override.chat_model is not None:
-        return override.chat_model
+    override = _override().chat_model
+    if override is not None:
+        return override
     if ctx.chat_provider == "local":
         threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
         return _local_chat_model(str(local_gguf_path(ctx.data_dir)), threads)
@@ -307,9 +308,9 @@ def get_chat_model(ctx: Context) -> BaseChatModel:
 
 
 def get_embedder(ctx: Context) -> Embedder:
-    override = _overrides.get()
-    if override and override.embedder is not None:
-        return override.embedder
+    override = _override().embedder
+    if override is not None:
+        return override
     if ctx.embedding_provider == "local":
         return _local_embedder(ctx.embedding_model)
     if ctx.embedding_provider == "openai":

@@ -69,24 +69,12 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         text=chunk["text"],
     )
     result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
-    stats = {
-        "llm_tasks": 1,
-        "llm_calls": result.llm_calls,
-        "llm_seconds": result.seconds,
-        "cache_hits": int(result.cached),
-    }
-    runtime.stream_writer(
-        {
-            "event": "decided",
-            "same_topic": False,
-            "llm_calls": result.llm_calls,
-            "cache_hits": int(result.cached),
-        }
-    )
+    stats = result.stats()
+    runtime.stream_writer({"event": "decided", "same_topic": False, **result.progress()})
     if result.value is None:
         runtime.stream_writer({"event": "llm_failed", "task": "cnm", "error": result.error})
         label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
-        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1, "llm_failures": 1}}
+        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
     raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
     label = chunk_label(state, checked_cnm(raw, chunk, profile), "extracted")
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

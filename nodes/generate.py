@@ -71,11 +71,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "generate", question=state["question"], sources=format_sources(sources)
     )
     result = structured_call(ctx, store_for(ctx), "answer", messages, AnswerOutput)
-    stats = {
-        "llm_calls": result.llm_calls,
-        "llm_seconds": result.seconds,
-        "cache_hits": int(result.cached),
-    }
+    stats = result.stats()
     if result.value is None:
         return {
             "answer": "No answer could be generated (the model failed: "

@@ -95,23 +95,15 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             current=chunk["text"][:CONTEXT_CHARS],
         )
     result = structured_call(ctx, store_for(ctx), task, messages, schema)
-    stats = {
-        "continuity_llm": 1,
-        "llm_tasks": 1,
-        "llm_calls": result.llm_calls,
-        "llm_seconds": result.seconds,
-        "cache_hits": int(result.cached),
-    }
-    runtime.stream_writer(
-        {"event": "llm", "llm_calls": result.llm_calls, "cache_hits": int(result.cached)}
-    )
+    stats = {**result.stats(), "continuity_llm": 1}
+    runtime.stream_writer({"event": "llm", **result.progress()})
     if result.value is None:
         runtime.stream_writer({"event": "llm_failed", "task": task, "error": result.error})
         return {
             "same_topic": False,
             "decided_by": "llm-fallback",
             "proposed_cnm": None,
-            "stats": {**stats, "continuity_fallbacks": 1, "llm_failures": 1},
+            "stats": {**stats, "continuity_fallbacks": 1},
         }
     value = result.value
     proposed = None

@@ -104,12 +104,5 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
         "profile": profile,
-        "stats": {
-            "llm_calls": result.llm_calls,
-            "llm_seconds": result.seconds,
-            "cache_hits": int(result.cached),
-            "profile_fallbacks": int(result.value is None),
-            "llm_tasks": 1,
-            "llm_failures": int(result.value is None),
-        },
+        "stats": {**result.stats(), "profile_fallbacks": int(result.value is None)},
     }
