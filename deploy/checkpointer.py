@@ -31,7 +31,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from chop.config import Context
-from chop.store import release_embedded_server, resolve_database_url
+from chop.pgserver import resolve_database_url
+from chop.store import release_embedded_server
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}

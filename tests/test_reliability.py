@@ -19,8 +19,9 @@ from chop.cli import main
 from chop.cnm import CNMOutput
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
+from chop.pgserver import resolve_database_url
 from chop.sample_corpus import write_sample_corpus
-from chop.store import Store, resolve_database_url, validate_collection
+from chop.store import Store, validate_collection
 from nodes.persist import NEEDS_RELABEL
 from tests.fakes import ScriptedChatModel, sensible_reply
 

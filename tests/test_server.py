@@ -29,8 +29,9 @@ import psycopg
 import pytest
 
 from chop.config import Context
+from chop.pgserver import resolve_database_url
 from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
-from chop.store import resolve_database_url, store_for
+from chop.store import store_for
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_S = 90

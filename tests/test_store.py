@@ -10,15 +10,13 @@ import psycopg
 import pytest
 
 from chop.config import Context
+from chop.pgserver import embedded_database_url, server_settings, write_server_settings
 from chop.store import (
     ChunkRow,
     DocumentRecord,
     SearchFilter,
     Store,
-    embedded_database_url,
-    embedded_server_settings,
     validate_collection,
-    write_server_settings,
 )
 
 DIM = 8
@@ -172,7 +170,7 @@ def test_deleting_a_document_removes_its_chunks(store: Store, collection: str) -
 
 
 def test_the_embedded_server_is_sized_for_its_index_not_initdbs_defaults(tmp_path: Path) -> None:
-    settings = embedded_server_settings()
+    settings = server_settings()
     assert int(settings["shared_buffers"].removesuffix("MB")) >= 128
     (tmp_path / "postgresql.conf").write_text("port = 5432\n")
     write_server_settings(tmp_path, settings)
