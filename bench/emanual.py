@@ -195,7 +195,7 @@ def write_rows(
             model=None,
             cnm_source="none",
             continuity="none",
-            content_hash=content_hash(prefix + text[s.start : s.end]),
+            embedding_key=content_hash(prefix + text[s.start : s.end]),
             char_start=s.start,
             char_end=s.end,
             embedding=vectors[i],
@@ -207,7 +207,7 @@ def write_rows(
         doc_id=document["doc_id"],
         title=document["title"],
         source=document["source"],
-        content_hash=content_hash(text),
+        fingerprint=content_hash(text),
         chunk_count=len(rows),
         metadata={**document["metadata"], "bench_method": method},
     )

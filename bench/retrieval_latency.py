@@ -54,7 +54,7 @@ BATCH = 20_000
 ROWS_PER_DOCUMENT = 1000
 COPY_COLUMNS = (
     "id, doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, cnm_source, "
-    "continuity, content_hash, char_start, char_end, embedding"
+    "continuity, embedding_key, char_start, char_end, embedding"
 )
 COPY_TYPES = [
     "int8", "text", "text", "int4", "text", "text", "text", "text[]", "text", "text", "text",
@@ -211,7 +211,7 @@ def load_collection(
         store.transaction() as conn,
         conn.cursor() as cur,
         cur.copy(
-            sql.SQL("COPY {} (doc_id, title, source, content_hash, chunk_count) FROM STDIN").format(
+            sql.SQL("COPY {} (doc_id, title, source, fingerprint, chunk_count) FROM STDIN").format(
                 documents
             )
         ) as copy,

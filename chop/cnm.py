@@ -1,5 +1,8 @@
 """The CNM signature {category, nouns, model}: its JSON schemas, validation, and the prefix.
 
+``*Reply`` classes are what the LLM must answer (held to them by chop.llm); a graph's result
+is an ``*Output`` (chop.state).
+
 Field lengths are capped in the schema (so a constrained decoder cannot run away mid-string)
 and every value is cleaned before it is stored or embedded: control characters, markup and
 anything that is not a plain product word are removed.
@@ -23,7 +26,7 @@ _space = re.compile(r"\s+")
 ShortText = Annotated[str, StringConstraints(max_length=FIELD_CHARS)]
 
 
-class CNMOutput(BaseModel):
+class CNMReply(BaseModel):
     """What the LLM must return for a chunk (the paper's strict JSON)."""
 
     category: ShortText = Field(description="broad product family or document kind")
@@ -31,19 +34,19 @@ class CNMOutput(BaseModel):
     model: ShortText | None = Field(description="product model or series, or null")
 
 
-class DocumentProfileOutput(BaseModel):
+class DocumentProfileReply(BaseModel):
     """What is stable across a whole document: found once, given to every chunk's extraction."""
 
     category: ShortText
     model: ShortText | None
 
 
-class ContinuityOutput(BaseModel):
+class ContinuityReply(BaseModel):
     same_topic: bool
 
 
 # pydantic takes the bases' fields from the last base to the first: same_topic comes first.
-class JudgedCNMOutput(CNMOutput, ContinuityOutput):
+class JudgedCNMReply(CNMReply, ContinuityReply):
     """The judgment and the next chunk's CNM in one call (Context.joint_extraction)."""
 
 
@@ -88,10 +91,6 @@ def make_cnm(category: str | None, nouns: list[str] | None, model: str | None) -
     cleaned = [n for n in (clean_noun(x) for x in (nouns or [])) if n]
     unique = list(dict.fromkeys(cleaned))[:2]
     return CNM(category=clean_category(category), nouns=unique, model=clean_field(model))
-
-
-def cnm_from_output(output: CNMOutput) -> CNM:
-    return make_cnm(output.category, output.nouns, output.model)
 
 
 _generic_title_words = re.compile(

@@ -79,8 +79,10 @@ class CallResult(Generic[SchemaT]):
 
 
 def cache_key(model_identity: str, schema: type[BaseModel], messages: list[BaseMessage]) -> str:
+    """What the model was asked: its identity, the schema it was held to (as sent, without the
+    class's name, so renaming a reply class keeps its answers) and the messages."""
     payload = json.dumps(
-        [model_identity, schema.model_json_schema(), [(m.type, m.content) for m in messages]],
+        [model_identity, _json_schema(schema), [(m.type, m.content) for m in messages]],
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode()).hexdigest()

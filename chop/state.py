@@ -34,7 +34,6 @@ class Chunk(TypedDict):
     text: str
     char_start: int
     char_end: int
-    content_hash: str
     metadata: dict[str, Any]
     similarity_to_previous: float | None  # gate signal: cosine above the document's background
 
@@ -56,7 +55,7 @@ class ChunkLabel(TypedDict):
     doc_id: str
     index: int
     same_topic: bool
-    decided_by: str  # first | rule:<signal> (heading, same-heading, ...) | llm | llm-fallback
+    continuity: str  # first | rule:<signal> (heading, same-heading, ...) | llm | llm-fallback
     cnm: CNM | None  # set when extracted
     cnm_source: Literal["extracted", "heading", "inherited", "fallback"]
     flags: list[str]
@@ -66,7 +65,7 @@ class PreparedChunk(TypedDict):
     chunk: Chunk
     cnm: CNM
     cnm_source: str
-    decided_by: str
+    continuity: str
     flags: list[str]
     prefix: str
     embedded_text: str
@@ -81,23 +80,25 @@ class IngestInput(TypedDict, total=False):
     meta: dict[str, Any]  # identity fields set for every document of this run (chop.identity)
 
 
+class DocumentTask(TypedDict):
+    """What load sends to index_document: one new or changed document, and its fingerprint
+    (nodes.load.fingerprint), which persist stores with it."""
+
+    document: SourceDocument
+    fingerprint: str
+
+
 class IngestState(TypedDict, total=False):
     paths: list[str]
     delete: list[str]
     meta: dict[str, Any]
     documents: list[SourceDocument]  # input; emptied by load once read
-    pending: list[SourceDocument]  # to (re)index this run: new or changed
+    pending: list[DocumentTask]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
     warnings: list[Problem]  # documents loaded with a caveat (e.g. bad bytes replaced)
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
-
-
-class DocumentTask(TypedDict):
-    """What load sends to index_document: one new or changed document."""
-
-    document: SourceDocument
 
 
 class DocumentState(TypedDict, total=False):
@@ -109,6 +110,7 @@ class DocumentState(TypedDict, total=False):
     """
 
     document: SourceDocument
+    fingerprint: str
     profile: DocumentProfile
     chunks: list[Chunk]
     labels: Annotated[list[ChunkLabel], operator.add]
@@ -141,7 +143,7 @@ class ChunkDecision(TypedDict, total=False):
     previous: Chunk | None
     profile: DocumentProfile
     same_topic: bool
-    decided_by: str
+    continuity: str
     proposed_cnm: CNM | None  # from a joint judgment: extract_cnm checks it instead of a call
     labels: Annotated[list[ChunkLabel], operator.add]
     stats: Annotated[dict[str, float], add_counts]
@@ -159,7 +161,7 @@ def chunk_label(
         doc_id=chunk["doc_id"],
         index=chunk["index"],
         same_topic=state["same_topic"],
-        decided_by=state["decided_by"],
+        continuity=state["continuity"],
         cnm=cnm,
         cnm_source=cnm_source,
         flags=flags or [],

@@ -8,6 +8,7 @@ chunks or the new ones, never half, and two ingests of one document cannot dupli
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,9 +49,9 @@ class ChunkRow:
     category: str | None
     nouns: list[str]
     model: str | None
-    cnm_source: str  # extracted | inherited | document | fallback
+    cnm_source: str  # heading | extracted | inherited | document | fallback
     continuity: str  # first | rule:<why> | llm | llm-fallback
-    content_hash: str
+    embedding_key: str  # embedding_key(embedded text, embedder): finds the vector again
     char_start: int
     char_end: int
     embedding: Sequence[float] | np.ndarray
@@ -63,7 +64,7 @@ class DocumentRecord:
     doc_id: str
     title: str
     source: str
-    content_hash: str
+    fingerprint: str  # nodes.load.fingerprint: unchanged means nothing to ingest again
     chunk_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -97,6 +98,12 @@ class SearchFilter:
     doc_ids: tuple[str, ...] = ()
 
 
+def embedding_key(embedded_text: str, embedder_name: str) -> str:
+    """The key a stored vector is found again by: the same text from the same embedder."""
+    payload = f"{embedder_name}\x00{embedded_text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(payload).hexdigest()
+
+
 def validate_collection(name: str) -> str:
     if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):  # "$" allows a "\n"
         raise ValueError(
@@ -117,7 +124,7 @@ CREATE TABLE IF NOT EXISTS {documents} (
     doc_id text PRIMARY KEY,
     title text NOT NULL,
     source text NOT NULL,
-    content_hash text NOT NULL,
+    fingerprint text NOT NULL,
     chunk_count int NOT NULL,
     metadata jsonb NOT NULL DEFAULT '{{}}',
     updated_at timestamptz NOT NULL DEFAULT now())
@@ -137,7 +144,7 @@ CREATE TABLE IF NOT EXISTS {chunks} (
     cnm_source text NOT NULL,
     continuity text NOT NULL,
     flags text[] NOT NULL DEFAULT '{{}}',
-    content_hash text NOT NULL,
+    embedding_key text NOT NULL,
     char_start int NOT NULL,
     char_end int NOT NULL,
     metadata jsonb NOT NULL DEFAULT '{{}}',
@@ -157,15 +164,25 @@ CHUNK_INDEXES = {
 CREATE_LLM_CACHE = """
 CREATE TABLE IF NOT EXISTS chop_llm_cache (
     key text PRIMARY KEY,
-    model text NOT NULL,
+    chat_model text NOT NULL,
     value jsonb NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now())
 """
 
 CACHE_GET = "SELECT value FROM chop_llm_cache WHERE key = %s"
 CACHE_PUT = """
-INSERT INTO chop_llm_cache (key, model, value) VALUES (%s, %s, %s)
+INSERT INTO chop_llm_cache (key, chat_model, value) VALUES (%s, %s, %s)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, created_at = now()
+"""
+
+# Columns renamed since tables could have been made (old name -> new): applied to a table
+# found with the old name, so a collection an earlier chop made keeps working.
+RENAMED_CHUNK_COLUMNS = {"content_hash": "embedding_key"}
+RENAMED_DOCUMENT_COLUMNS = {"content_hash": "fingerprint"}
+RENAMED_CACHE_COLUMNS = {"model": "chat_model"}
+TABLE_COLUMNS = """
+SELECT column_name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = %s
 """
 
 VECTOR_WIDTH = """
@@ -186,16 +203,16 @@ COPIED_CHUNK_COLUMNS = {
     "cnm_source": "text",
     "continuity": "text",
     "flags": "text[]",
-    "content_hash": "text",
+    "embedding_key": "text",
     "char_start": "int4",
     "char_end": "int4",
     "metadata": "jsonb",
     "embedding": "vector",
 }
-DOCUMENT_COLUMNS = ("doc_id", "title", "source", "content_hash", "chunk_count", "metadata")
+DOCUMENT_COLUMNS = ("doc_id", "title", "source", "fingerprint", "chunk_count", "metadata")
 STORED_CHUNK_COLUMNS = (  # what chunks() shows: every column but the vector and the tsvector
     "id, doc_id, doc_title, chunk_index, text, prefix, category, nouns, model, cnm_source, "
-    "continuity, flags, content_hash, char_start, char_end, metadata"
+    "continuity, flags, embedding_key, char_start, char_end, metadata"
 )
 HIT_COLUMNS = (  # Hit's fields in order, before its score
     "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
@@ -282,6 +299,7 @@ class Store:
             )
         with self.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('chop-schema'))")
+            _migrate_collection(conn, collection)
             conn.execute(sql.SQL(CREATE_DOCUMENTS).format(documents=documents))
             conn.execute(
                 sql.SQL(CREATE_CHUNKS).format(
@@ -306,11 +324,15 @@ class Store:
         return int(row[0]) if row else None
 
     def collection_exists(self, collection: str) -> bool:
-        """Whether the tables exist; a yes is remembered (searches ask on every query)."""
+        """Whether the tables exist; a yes is remembered (searches ask on every query), and
+        the first yes brings a collection an earlier chop made up to date (RENAMED_*)."""
         if collection in self._existing:
             return True
         exists = self.collection_dimension(collection) is not None
         if exists:
+            with self.transaction() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('chop-schema'))")
+                _migrate_collection(conn, collection)
             self._existing.add(collection)
         return exists
 
@@ -387,14 +409,14 @@ class Store:
             conn.rollback()
         return list(rows)
 
-    def embeddings_by_hash(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
-        """Vectors already stored for a document, keyed by the hash of their embedded text."""
+    def embeddings_by_key(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
+        """Vectors already stored for a document, by their :func:`embedding_key`."""
         if not self.collection_exists(collection):
             return {}
         chunks, _ = _tables(collection)
         with self.pool.connection() as conn:
             rows = conn.execute(
-                sql.SQL("SELECT content_hash, embedding FROM {} WHERE doc_id = %s").format(chunks),
+                sql.SQL("SELECT embedding_key, embedding FROM {} WHERE doc_id = %s").format(chunks),
                 (doc_id,),
             ).fetchall()
             conn.rollback()
@@ -492,9 +514,10 @@ class Store:
             conn.rollback()
         return row[0] if row else None
 
-    def cache_put(self, key: str, model: str, value: Any) -> None:
+    def cache_put(self, key: str, chat_model: str, value: Any) -> None:
+        """Keep an answer under ``key``, with the identity of the chat model that gave it."""
         with self.transaction() as conn:
-            conn.execute(CACHE_PUT, (key, model, Jsonb(value)))
+            conn.execute(CACHE_PUT, (key, chat_model, Jsonb(value)))
 
 
 def _estimated_rows(
@@ -545,15 +568,38 @@ def _bootstrap(url: str) -> None:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(CREATE_LLM_CACHE)
+            _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
 
 
-def _tables(collection: str) -> tuple[sql.Identifier, sql.Identifier]:
+def _table_names(collection: str) -> tuple[str, str]:
+    """The collection's chunks and documents tables."""
     validate_collection(collection)
-    return sql.Identifier(f"chop_{collection}_chunks"), sql.Identifier(
-        f"chop_{collection}_documents"
-    )
+    return f"chop_{collection}_chunks", f"chop_{collection}_documents"
+
+
+def _tables(collection: str) -> tuple[sql.Identifier, sql.Identifier]:
+    chunks, documents = _table_names(collection)
+    return sql.Identifier(chunks), sql.Identifier(documents)
+
+
+def _migrate_collection(conn: psycopg.Connection, collection: str) -> None:
+    chunks, documents = _table_names(collection)
+    _rename_columns(conn, chunks, RENAMED_CHUNK_COLUMNS)
+    _rename_columns(conn, documents, RENAMED_DOCUMENT_COLUMNS)
+
+
+def _rename_columns(conn: psycopg.Connection, table: str, renames: dict[str, str]) -> None:
+    """Give ``table`` today's column names; idempotent, data and indexes kept."""
+    columns = {row[0] for row in conn.execute(TABLE_COLUMNS, (table,)).fetchall()}
+    for old, new in renames.items():
+        if old in columns and new not in columns:
+            conn.execute(
+                sql.SQL("ALTER TABLE {} RENAME COLUMN {} TO {}").format(
+                    sql.Identifier(table), sql.Identifier(old), sql.Identifier(new)
+                )
+            )
 
 
 def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, Any]]:

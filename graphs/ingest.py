@@ -59,10 +59,10 @@ def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:
 
 def route_documents(state: IngestState) -> list[Send] | Literal["__end__"]:
     """Index every new or changed document concurrently."""
-    documents = state.get("pending", [])
-    if not documents:
+    tasks = state.get("pending", [])
+    if not tasks:
         return "__end__"
-    return [Send("index_document", DocumentTask(document=d)) for d in documents]
+    return [Send("index_document", task) for task in tasks]
 
 
 def route_chunks(state: DocumentState) -> list[Send] | Literal["prefix"]:

@@ -6,7 +6,6 @@ vector, so re-ingesting a changed document only pays for the chunks that changed
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Any
 
@@ -16,11 +15,7 @@ from langgraph.runtime import Runtime
 from chop.config import Context
 from chop.models import get_embedder
 from chop.state import DocumentState
-from chop.store import store_for
-
-
-def embedding_key(text: str, embedder_name: str) -> str:
-    return hashlib.sha256(f"{embedder_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+from chop.store import embedding_key, store_for
 
 
 def embed(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -29,7 +24,7 @@ def embed(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     store = store_for(ctx)
     prepared = state.get("prepared", [])
     keys = [embedding_key(p["embedded_text"], embedder.name) for p in prepared]
-    known: dict[str, np.ndarray] = store.embeddings_by_hash(
+    known: dict[str, np.ndarray] = store.embeddings_by_key(
         ctx.collection, state["document"]["doc_id"]
     )
     missing = [i for i, key in enumerate(keys) if key not in known]

@@ -22,7 +22,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, CNMOutput, drop_product_names, make_cnm
+from chop.cnm import CNM, CNMReply, drop_product_names, make_cnm
 from chop.config import Context
 from chop.grounding import is_grounded
 from chop.llm import structured_call
@@ -68,7 +68,7 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         doc_category=profile.get("category") or "technical",
         text=chunk["text"],
     )
-    result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMOutput)
+    result = structured_call(ctx, store_for(ctx), "cnm", messages, CNMReply)
     stats = result.stats()
     runtime.stream_writer({"event": "decided", "same_topic": False, **result.progress()})
     if result.value is None:

@@ -22,7 +22,7 @@ SOURCE_CHARS = 1200
 ANSWER_CHARS = 2000
 
 
-class AnswerOutput(BaseModel):
+class AnswerReply(BaseModel):
     # No maxLength on the answer: llama.cpp compiles it into a grammar rule per character and
     # fails (segfaults) on long limits; the length is bounded by the model's max_tokens instead.
     answer: str
@@ -70,7 +70,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     messages = prompts.render(
         "generate", question=state["question"], sources=format_sources(sources)
     )
-    result = structured_call(ctx, store_for(ctx), "answer", messages, AnswerOutput)
+    result = structured_call(ctx, store_for(ctx), "answer", messages, AnswerReply)
     stats = result.stats()
     if result.value is None:
         return {

@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, ContinuityOutput, JudgedCNMOutput
+from chop.cnm import CNM, ContinuityReply, JudgedCNMReply
 from chop.config import Context
 from chop.llm import structured_call
 from chop.state import Chunk, ChunkDecision
@@ -72,13 +72,13 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         same_topic, reason = decided
         return {
             "same_topic": same_topic,
-            "decided_by": reason,
+            "continuity": reason,
             "stats": {"continuity_rule": int(reason != "first")},
         }
     assert previous is not None
-    schema: type[ContinuityOutput]
+    schema: type[ContinuityReply]
     if ctx.joint_extraction:  # one call for the judgment and, on a shift, the chunk's CNM
-        task, schema = "judged_cnm", JudgedCNMOutput
+        task, schema = "judged_cnm", JudgedCNMReply
         messages = prompts.render(
             "judge_and_extract",
             title=chunk["doc_title"],
@@ -87,7 +87,7 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             current=chunk["text"],
         )
     else:
-        task, schema = "continuity", ContinuityOutput
+        task, schema = "continuity", ContinuityReply
         messages = prompts.render(
             "continuity",
             title=chunk["doc_title"],
@@ -101,17 +101,17 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         runtime.stream_writer({"event": "llm_failed", "task": task, "error": result.error})
         return {
             "same_topic": False,
-            "decided_by": "llm-fallback",
+            "continuity": "llm-fallback",
             "proposed_cnm": None,
             "stats": {**stats, "continuity_fallbacks": 1},
         }
     value = result.value
     proposed = None
-    if isinstance(value, JudgedCNMOutput) and not value.same_topic:  # checked by extract_cnm
+    if isinstance(value, JudgedCNMReply) and not value.same_topic:  # checked by extract_cnm
         proposed = CNM(category=value.category, nouns=list(value.nouns), model=value.model)
     return {
         "same_topic": value.same_topic,
-        "decided_by": "llm",
+        "continuity": "llm",
         "proposed_cnm": proposed,
         "stats": stats,
     }

@@ -21,7 +21,7 @@ from chop.documents import (
 from chop.identity import input_meta
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, get_embedder
-from chop.state import IngestState
+from chop.state import DocumentTask, IngestState
 from chop.store import store_for
 
 LABELLING_VERSION = 3  # bump when code that shapes stored labels or prefixes changes
@@ -76,16 +76,15 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     deleted = [doc_id for doc_id in to_delete if store.delete_document(ctx.collection, doc_id)]
     stored = store.documents(ctx.collection)
-    changed: list[SourceDocument] = []
+    changed: list[DocumentTask] = []
     unchanged: list[str] = []
     for doc_id, document in by_id.items():
-        document = {**document, "metadata": {**document["metadata"]}}
-        document["metadata"]["fingerprint"] = fingerprint(document, ctx, embedder.name)
+        printed = fingerprint(document, ctx, embedder.name)
         record = stored.get(doc_id)
-        if record is not None and record.content_hash == document["metadata"]["fingerprint"]:
+        if record is not None and record.fingerprint == printed:
             unchanged.append(doc_id)
         else:
-            changed.append(document)
+            changed.append(DocumentTask(document=document, fingerprint=printed))
     warnings = [
         Problem(source=d["source"], reason=note)
         for d in by_id.values()

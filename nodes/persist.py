@@ -13,8 +13,7 @@ from langgraph.runtime import Runtime
 from chop.config import Context
 from chop.models import get_embedder
 from chop.state import DocumentState
-from chop.store import ChunkRow, DocumentRecord, store_for
-from nodes.embed import embedding_key
+from chop.store import ChunkRow, DocumentRecord, embedding_key, store_for
 
 NEEDS_RELABEL = "needs-relabel:"
 
@@ -25,7 +24,7 @@ def llm_fallbacks(state: DocumentState) -> int:
     failed = int(profile is not None and profile["source"] == "fallback")
     for item in state.get("prepared", []):
         failed += int(
-            item["decided_by"] == "llm-fallback"
+            item["continuity"] == "llm-fallback"
             or any(flag.startswith("cnm_failed") for flag in item["flags"])
         )
     return failed
@@ -46,9 +45,9 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
             nouns=item["cnm"]["nouns"],
             model=item["cnm"]["model"],
             cnm_source=item["cnm_source"],
-            continuity=item["decided_by"],
+            continuity=item["continuity"],
             flags=item["flags"],
-            content_hash=embedding_key(item["embedded_text"], embedder_name),
+            embedding_key=embedding_key(item["embedded_text"], embedder_name),
             char_start=item["chunk"]["char_start"],
             char_end=item["chunk"]["char_end"],
             embedding=vector,
@@ -57,17 +56,17 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         for item, vector in zip(state.get("prepared", []), state.get("embeddings", []), strict=True)
     ]
     fallbacks = llm_fallbacks(state)
-    fingerprint = document["metadata"]["fingerprint"]
+    fingerprint = state["fingerprint"]
     record = DocumentRecord(
         doc_id=document["doc_id"],
         title=document["title"],
         source=document["source"],
         # A label the LLM failed to give is not final: a fingerprint that never matches makes
         # the next ingest relabel the document (its good answers still come from the cache).
-        content_hash=f"{NEEDS_RELABEL}{fingerprint}" if fallbacks else fingerprint,
+        fingerprint=f"{NEEDS_RELABEL}{fingerprint}" if fallbacks else fingerprint,
         chunk_count=len(rows),
         metadata={
-            **{k: v for k, v in document["metadata"].items() if k != "fingerprint"},
+            **document["metadata"],
             "profile": state.get("profile"),
             "llm_fallbacks": fallbacks,
         },

@@ -41,7 +41,7 @@ def prefix(state: DocumentState) -> dict[str, Any]:
                 chunk=chunk,
                 cnm=cnm,
                 cnm_source=source,
-                decided_by=label["decided_by"],
+                continuity=label["continuity"],
                 flags=flags,
                 prefix=prefix_line(cnm, chunk["doc_title"]),
                 embedded_text=embedded_text(cnm, chunk["text"], chunk["doc_title"]),

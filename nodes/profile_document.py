@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 
 import prompts
 from chop.cnm import (
-    DocumentProfileOutput,
+    DocumentProfileReply,
     clean_category,
     clean_field,
     model_from_title,
@@ -73,7 +73,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     opening = without_instructions(document["text"][:OPENING_CHARS])
     messages = prompts.render("profile_document", title=title, text=opening)
     result = structured_call(
-        ctx, store_for(ctx), "document_profile", messages, DocumentProfileOutput
+        ctx, store_for(ctx), "document_profile", messages, DocumentProfileReply
     )
     user_model = clean_field((document["metadata"].get("identity") or {}).get("model"))
     llm_model = clean_field(result.value.model) if result.value is not None else None

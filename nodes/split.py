@@ -22,7 +22,7 @@ from chop.chunking import (
     token_windows,
 )
 from chop.config import Context
-from chop.documents import content_hash, span_meta_at
+from chop.documents import span_meta_at
 from chop.models import get_embedder
 from chop.state import Chunk, DocumentState
 
@@ -51,7 +51,6 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
             text=text[window.start : window.end],
             char_start=window.start,
             char_end=window.end,
-            content_hash=content_hash(text[window.start : window.end]),
             metadata=span_meta_at(document["spans"], window.start, window.end),
             similarity_to_previous=None,
         )

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from bench.ingest_throughput import build_corpus
 from bench.stub_llm import StubServer, make_instance, running_stub, serve_stub
 from chop.api import ingest
-from chop.cnm import CNMOutput, ContinuityOutput, DocumentProfileOutput
+from chop.cnm import CNMReply, ContinuityReply, DocumentProfileReply
 from chop.config import Context
 from chop.llm import _json_schema
 from chop.sample_corpus import write_sample_corpus
@@ -54,7 +54,7 @@ def content(reply: Any) -> str:
     return str(reply["choices"][0]["message"]["content"])
 
 
-@pytest.mark.parametrize("schema", [CNMOutput, ContinuityOutput, DocumentProfileOutput])
+@pytest.mark.parametrize("schema", [CNMReply, ContinuityReply, DocumentProfileReply])
 @pytest.mark.parametrize("llama_style", [False, True])
 def test_stub_replies_validate_against_chop_schemas(
     schema: type[BaseModel], llama_style: bool
@@ -70,13 +70,11 @@ def test_stub_replies_validate_against_chop_schemas(
 def test_stub_booleans_follow_the_prompt_and_nullable_is_null() -> None:
     with serve_stub(latency=(0.0, 0.0)) as base_url:
         answers = {
-            json.loads(content(post(base_url, chat(ContinuityOutput, f"pair {n}"))[2]))[
-                "same_topic"
-            ]
+            json.loads(content(post(base_url, chat(ContinuityReply, f"pair {n}"))[2]))["same_topic"]
             for n in range(16)
         }
-        again = [post(base_url, chat(ContinuityOutput, "pair 3"))[2] for _ in range(2)]
-        cnm = CNMOutput.model_validate_json(content(post(base_url, chat(CNMOutput, "x"))[2]))
+        again = [post(base_url, chat(ContinuityReply, "pair 3"))[2] for _ in range(2)]
+        cnm = CNMReply.model_validate_json(content(post(base_url, chat(CNMReply, "x"))[2]))
     assert answers == {True, False}
     assert content(again[0]) == content(again[1])  # the same prompt, the same reply
     assert cnm.model is None and len(cnm.nouns) == 1
@@ -107,7 +105,7 @@ def test_make_instance_follows_the_schema() -> None:
 def test_faults_are_served_in_order_then_ok() -> None:
     faults = ["429", "500", "invalid_json", "missing_field", "ok"]
     with running_stub(latency=(0.0, 0.0), faults=faults, retry_after=0.25) as stub:
-        replies = [post(stub.base_url, chat(CNMOutput, "p")) for _ in range(6)]
+        replies = [post(stub.base_url, chat(CNMReply, "p")) for _ in range(6)]
         assert stub.served == [*faults, "ok"]
         assert stub.stats()["faults_left"] == []
     statuses = [status for status, _, _ in replies]
@@ -118,16 +116,16 @@ def test_faults_are_served_in_order_then_ok() -> None:
         json.loads(content(replies[2][2]))
     missing = json.loads(content(replies[3][2]))
     assert "category" not in missing and "nouns" in missing  # the first required field
-    CNMOutput.model_validate_json(content(replies[4][2]))
+    CNMReply.model_validate_json(content(replies[4][2]))
 
 
 def test_timeout_fault_outlasts_the_client_and_the_next_request_is_served() -> None:
     with running_stub(latency=(0.0, 0.0), faults=["timeout"], timeout_sleep=2.0) as stub:
         with pytest.raises(TimeoutError):
-            post(stub.base_url, chat(ContinuityOutput, "p"), timeout=0.3)
-        status, _, reply = post(stub.base_url, chat(ContinuityOutput, "p"))
+            post(stub.base_url, chat(ContinuityReply, "p"), timeout=0.3)
+        status, _, reply = post(stub.base_url, chat(ContinuityReply, "p"))
         assert status == 200 and stub.served == ["timeout", "ok"]
-        ContinuityOutput.model_validate_json(content(reply))
+        ContinuityReply.model_validate_json(content(reply))
 
 
 def test_unknown_fault_and_models_endpoint() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.stub_llm import running_stub
-from chop.cnm import CNMOutput, ContinuityOutput
+from chop.cnm import CNMReply, ContinuityReply
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.sample_corpus import write_sample_corpus
@@ -36,7 +36,7 @@ def test_each_kind_of_bad_reply_is_retried_until_a_good_one(
 ) -> None:
     with running_stub(latency=(0, 0), faults=[fault], timeout_sleep=3.0) as stub:
         ctx = remote(context, stub.base_url)
-        result = structured_call(ctx, store, "cnm", chat_messages("label", "a passage"), CNMOutput)
+        result = structured_call(ctx, store, "cnm", chat_messages("label", "a passage"), CNMReply)
         assert result.value is not None, result.error
         assert stub.served[:2] == [fault, "ok"]
 
@@ -45,7 +45,7 @@ def test_a_reply_that_stays_bad_falls_back_and_says_why(context: Context, store:
     with running_stub(latency=(0, 0), faults=["invalid_json"] * 20) as stub:
         ctx = remote(context, stub.base_url)
         result = structured_call(
-            ctx, store, "continuity", chat_messages("judge", "a, b"), ContinuityOutput
+            ctx, store, "continuity", chat_messages("judge", "a, b"), ContinuityReply
         )
     assert result.value is None and result.attempts == 3
     assert result.error and "InvalidOutput" in result.error

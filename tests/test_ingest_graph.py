@@ -33,7 +33,6 @@ def chunk(index: int, text: str = "x", doc: str = "d", similarity: float | None 
         text=text,
         char_start=0,
         char_end=1,
-        content_hash="h",
         metadata={},
         similarity_to_previous=similarity,
     )

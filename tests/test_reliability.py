@@ -16,7 +16,7 @@ import pytest
 from bench.stub_llm import running_stub
 from chop.api import ask, ingest
 from chop.cli import main
-from chop.cnm import CNMOutput
+from chop.cnm import CNMReply
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.pgserver import resolve_database_url
@@ -213,7 +213,7 @@ def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
     assert main([*argv, "--quiet"]) == 3
     err = capsys.readouterr().err
     assert err.count("LLM unavailable") == 1 and "401" in err
-    assert all(r.content_hash.startswith(NEEDS_RELABEL) for r in store.documents(
+    assert all(r.fingerprint.startswith(NEEDS_RELABEL) for r in store.documents(
         context.collection).values())  # fmt: skip
 
     scripted.responder = sensible_reply
@@ -238,9 +238,9 @@ def test_a_hung_endpoint_costs_one_deadline_and_every_attempt_is_counted(
             llm_timeout_s=1.0,
             llm_deadline_s=2.5,
         )
-        assert structured_call(ctx, store, "cnm", chat_messages("l", "x"), CNMOutput).value
+        assert structured_call(ctx, store, "cnm", chat_messages("l", "x"), CNMReply).value
         started = time.monotonic()
-        result = structured_call(ctx, store, "cnm", chat_messages("label", "y"), CNMOutput)
+        result = structured_call(ctx, store, "cnm", chat_messages("label", "y"), CNMReply)
         elapsed = time.monotonic() - started
         served = len(stub.served) - 1
     assert result.value is None and "Timeout" in (result.error or "")

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 
 from chop.config import Context
 from chop.pgserver import embedded_database_url, server_settings, write_server_settings
@@ -16,6 +17,7 @@ from chop.store import (
     DocumentRecord,
     SearchFilter,
     Store,
+    store_for,
     validate_collection,
 )
 
@@ -40,7 +42,7 @@ def row(doc: str, index: int, vector: np.ndarray, model: str | None = None) -> C
         model=model,
         cnm_source="extracted",
         continuity="first",
-        content_hash=f"{doc}{index}",
+        embedding_key=f"{doc}{index}",
         char_start=index * 10,
         char_end=index * 10 + 10,
         embedding=vector,
@@ -48,9 +50,7 @@ def row(doc: str, index: int, vector: np.ndarray, model: str | None = None) -> C
 
 
 def record(doc: str, n: int) -> DocumentRecord:
-    return DocumentRecord(
-        doc_id=doc, title=doc.upper(), source=doc, content_hash="h", chunk_count=n
-    )
+    return DocumentRecord(doc_id=doc, title=doc.upper(), source=doc, fingerprint="h", chunk_count=n)
 
 
 @pytest.fixture
@@ -184,3 +184,53 @@ def test_the_embedded_server_is_sized_for_its_index_not_initdbs_defaults(tmp_pat
             "SELECT setting::bigint * 8192 / 1048576 FROM pg_settings WHERE name = 'shared_buffers'"
         ).fetchone()
     assert row is not None and f"{row[0]}MB" == settings["shared_buffers"]
+
+
+# The tables as chop made them before content_hash was split into fingerprint (documents)
+# and embedding_key (chunks).
+OLD_SCHEMA = """
+CREATE TABLE {documents} (doc_id text PRIMARY KEY, title text NOT NULL, source text NOT NULL,
+    content_hash text NOT NULL, chunk_count int NOT NULL, metadata jsonb NOT NULL DEFAULT '{{}}',
+    updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE {chunks} (id bigserial PRIMARY KEY,
+    doc_id text NOT NULL REFERENCES {documents} (doc_id) ON DELETE CASCADE,
+    doc_title text NOT NULL, chunk_index int NOT NULL, text text NOT NULL, prefix text NOT NULL,
+    category text, nouns text[] NOT NULL DEFAULT '{{}}', model text, cnm_source text NOT NULL,
+    continuity text NOT NULL, flags text[] NOT NULL DEFAULT '{{}}', content_hash text NOT NULL,
+    char_start int NOT NULL, char_end int NOT NULL, metadata jsonb NOT NULL DEFAULT '{{}}',
+    embedding vector(8) NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', prefix || ' ' || text)) STORED,
+    UNIQUE (doc_id, chunk_index));
+INSERT INTO {documents} (doc_id, title, source, content_hash, chunk_count)
+    VALUES ('old', 'OLD', 'old.txt', 'fp-old', 1);
+INSERT INTO {chunks} (doc_id, doc_title, chunk_index, text, prefix, cnm_source, continuity,
+    content_hash, char_start, char_end, embedding)
+    VALUES ('old', 'OLD', 0, 'kept text', '', 'extracted', 'first', 'key-old', 0, 9,
+            '[1,0,0,0,0,0,0,0]');
+"""
+
+
+def test_a_collection_made_before_the_column_renames_is_migrated_and_still_searchable(
+    context: Context,
+) -> None:
+    name = context.collection
+    url = store_for(context).url
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL(OLD_SCHEMA).format(
+                documents=sql.Identifier(f"chop_{name}_documents"),
+                chunks=sql.Identifier(f"chop_{name}_chunks"),
+            )
+        )
+    store = Store(url, max_size=2)  # a fresh process: nothing known about the collection
+    try:
+        assert store.documents(name)["old"].fingerprint == "fp-old"
+        assert [h.text for h in store.search(name, unit(1), 1)] == ["kept text"]
+        assert store.embeddings_by_key(name, "old").keys() == {"key-old"}
+        store.ensure_collection(name, DIM)  # the next ingest: idempotent, writes new rows
+        store.replace_document(name, record("new", 1), [row("new", 0, unit(0, 1))])
+        assert [r["embedding_key"] for r in store.chunks(name)] == ["new0", "key-old"]
+        assert [h.text for h in store.search(name, unit(1), 2)] == ["kept text", "new 0"]
+    finally:
+        store.drop_collection(name)
+        store.close()
