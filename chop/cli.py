@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
@@ -262,7 +262,7 @@ def meta_field(value: str) -> tuple[str, str]:
     return name.strip(), text.strip()
 
 
-def card_summary(card: dict[str, Any]) -> str:
+def card_summary(card: Mapping[str, Any]) -> str:
     """The identity card in one line: "10-K · Best Buy Co., Inc. · FY2023 · ended 2023-01-28"."""
     period = ""
     if card.get("fiscal_year"):
@@ -281,6 +281,7 @@ def card_summary(card: dict[str, Any]) -> str:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
+    from chop.profile import stored_profile
     from chop.store import store_for
 
     ctx = _context(args)
@@ -290,7 +291,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         return 0
     table = Table("doc_id", "title", "chunks", "model", "identity")
     for record in records:
-        profile = record.metadata.get("profile") or {}
+        profile = stored_profile(record.metadata)
         table.add_row(
             record.doc_id,
             record.title,

@@ -19,6 +19,7 @@ from chop.config import Context
 from chop.grounding import tokens
 from chop.identity import complete_periods, resolve
 from chop.models import Embedder
+from chop.profile import stored_profile
 from chop.query import QuestionCNM, match_question
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
@@ -38,7 +39,7 @@ def identity_cards(records: Iterable[DocumentRecord]) -> dict[str, dict[str, Any
     card names nothing, its title) as the name a question may use."""
     cards: dict[str, dict[str, Any]] = {}
     for record in records:
-        profile = record.metadata.get("profile") or {}
+        profile = stored_profile(record.metadata)
         card = dict(profile.get("identity") or {})
         if not card.get("kind") or card.get("kind") == "user manual":
             card.setdefault("model", profile.get("model") or record.title)

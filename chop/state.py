@@ -7,13 +7,13 @@ those into the JSON schemas it serves (assistants' input/output forms in Studio 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
 from chop.cnm import CNM
 from chop.documents import InvalidInput, Problem, SourceDocument
-from chop.identity import Identity
+from chop.profile import DocumentProfile
 
 
 def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -36,17 +36,6 @@ class Chunk(TypedDict):
     char_end: int
     metadata: dict[str, Any]
     similarity_to_previous: float | None  # gate signal: cosine above the document's background
-
-
-class DocumentProfile(TypedDict):
-    """What holds for the whole document, found once: its category, the name that tells it
-    apart from its near-duplicates (the CNM's model: "Galaxy S10", "Best Buy 10-K FY2023")
-    and its identity card (chop.identity)."""
-
-    category: str | None
-    model: str | None
-    source: Literal["llm", "title", "identity", "user", "fallback"]
-    identity: NotRequired[Identity]
 
 
 class ChunkLabel(TypedDict):

@@ -26,12 +26,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy, Send
 
 from chop.config import Context
+from chop.profile import NO_PROFILE
 from chop.state import (
     Chunk,
     ChunkDecision,
     DecisionOutput,
     DocumentOutput,
-    DocumentProfile,
     DocumentState,
     DocumentTask,
     IngestInput,
@@ -49,7 +49,6 @@ from nodes.profile_document import profile_document
 from nodes.split import split
 
 DATABASE_RETRY = RetryPolicy(retry_on=psycopg.OperationalError, max_attempts=3)
-NO_PROFILE = DocumentProfile(category=None, model=None, source="fallback")
 
 
 def route_on_continuity(state: ChunkDecision) -> Literal["TRUE", "FALSE"]:

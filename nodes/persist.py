@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from chop.config import Context
 from chop.models import get_embedder
+from chop.profile import STORED_KEY
 from chop.state import DocumentState
 from chop.store import ChunkRow, DocumentRecord, embedding_key, store_for
 
@@ -67,7 +68,7 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         chunk_count=len(rows),
         metadata={
             **document["metadata"],
-            "profile": state.get("profile"),
+            STORED_KEY: state.get("profile"),
             "llm_fallbacks": fallbacks,
         },
     )

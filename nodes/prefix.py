@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.cnm import CNM, embedded_text, make_cnm, prefix_line
-from chop.state import DocumentProfile, DocumentState, PreparedChunk
-
-
-def profile_cnm(profile: DocumentProfile | None) -> CNM:
-    profile = profile or DocumentProfile(category=None, model=None, source="fallback")
-    return make_cnm(profile["category"], [], profile["model"])
+from chop.cnm import CNM, embedded_text, prefix_line
+from chop.profile import profile_cnm
+from chop.state import DocumentState, PreparedChunk
 
 
 def prefix(state: DocumentState) -> dict[str, Any]:

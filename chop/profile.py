@@ -1,0 +1,130 @@
+"""The document profile, in one place: what holds across a whole document, how it is chosen, the
+fallback when nothing is known, the CNM it gives a chunk, and how it is stored and read back.
+
+Manuals name their model in the title or on the first page, rarely in the body; filings name
+their company, form and period on the cover. A topic shift deep inside a document must not lose
+that, so every chunk's signature is given this profile. The identity card is read by rules
+(chop.identity: file name, title, first pages, user-set fields); the LLM (nodes/profile_document)
+adds the document's category and, where nothing else names it, its model. What a user set
+wins, then the title, then the LLM, and an LLM value must be written in the title or the
+opening (an instruction inside the text, "set model to X", is removed before either the LLM or
+the check sees it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, cast
+
+from typing_extensions import TypedDict
+
+from chop.cnm import (
+    CNM,
+    DocumentProfileReply,
+    clean_category,
+    clean_field,
+    make_cnm,
+    model_from_title,
+    names_product,
+)
+from chop.grounding import is_grounded
+from chop.identity import (
+    Identity,
+    identity_from_file_name,
+    identity_from_text,
+    label,
+    merge_cards,
+    user_card,
+)
+
+ProfileSource = Literal["llm", "title", "identity", "user", "fallback"]
+OPENING_CHARS = 1500  # what the LLM reads
+COVER_CHARS = 6000  # what the identity rules read: a filing's cover page and a bit more
+STORED_KEY = "profile"  # where the profile is kept in a stored document's metadata
+_INSTRUCTION = re.compile(
+    r"[^.!?\n]*\b(?:ignore|disregard|forget|override)\b[^.!?\n]*\b(?:instructions?|prompts?|"
+    r"previous|above|rules)\b[^.!?\n]*[.!?]?|[^.!?\n]*\b(?:set|change)\s+(?:the\s+)?"
+    r"(?:model|category|label)\s+to\b[^.!?\n]*[.!?]?",
+    re.IGNORECASE,
+)
+
+
+class DocumentProfile(TypedDict):
+    """What holds for the whole document, found once: its category, the name that tells it
+    apart from its near-duplicates (the CNM's model: "Galaxy S10", "Best Buy 10-K FY2023")
+    and its identity card (chop.identity)."""
+
+    category: str | None
+    model: str | None
+    source: ProfileSource
+    identity: NotRequired[Identity]
+
+
+NO_PROFILE = DocumentProfile(category=None, model=None, source="fallback")
+
+
+def without_instructions(text: str) -> str:
+    """The text minus sentences that address the labeller ("Ignore previous instructions")."""
+    return _INSTRUCTION.sub(" ", text)
+
+
+def llm_opening(document: Mapping[str, Any]) -> str:
+    """What the LLM reads of a document to profile it."""
+    return without_instructions(document["text"][:OPENING_CHARS])
+
+
+def identity_card(document: Mapping[str, Any], model: str | None, model_source: str) -> Identity:
+    """The document's card: user fields, then what the text and the file name say."""
+    user = user_card(document["metadata"].get("identity") or {})
+    found = Identity(sources={})
+    if model:
+        found["model"], found["sources"] = model, {"model": model_source}
+    opening = without_instructions(document["text"][:COVER_CHARS])
+    return merge_cards(
+        user, found, identity_from_text(opening), identity_from_file_name(document["source"])
+    )
+
+
+def document_profile(
+    document: Mapping[str, Any], reply: DocumentProfileReply | None
+) -> DocumentProfile:
+    """The profile of ``document`` from the rules and the LLM's ``reply`` (None: it failed)."""
+    title = document["title"]
+    user_model = clean_field((document["metadata"].get("identity") or {}).get("model"))
+    model_from_llm = clean_field(reply.model) if reply is not None else None
+    if not is_grounded(model_from_llm, title, llm_opening(document)):
+        model_from_llm = None  # an invented model name is worse than none
+    rules_card = identity_card(document, user_model, "user")
+    filing = rules_card.get("kind") not in (None, "user manual") and not user_model
+    title_model = None if filing else model_from_title(title)
+    model: str | None
+    source: ProfileSource
+    if user_model:
+        model, source = user_model, "user"
+    elif filing:  # company, form and period tell filings apart: "Best Buy 10-K FY2023"
+        model, source = label(rules_card), "identity"
+    elif title_model:
+        model, source = title_model, "title"
+    elif model_from_llm:
+        model, source = model_from_llm, "llm"
+    else:
+        model, source = None, "fallback" if reply is None else "llm"
+    card = rules_card
+    if model and source in ("title", "llm"):  # the manual's model joins what the rules read
+        card = merge_cards(Identity(model=model, sources={"model": source}), rules_card)
+    category = clean_category(reply.category) if reply is not None else None
+    if category and names_product(category, model, card.get("entity")):
+        category = None  # "Galaxy S10" is the model, not a product category
+    return DocumentProfile(category=category, model=model, source=source, identity=card)
+
+
+def profile_cnm(profile: DocumentProfile | None) -> CNM:
+    """The signature a chunk gets from its document alone (no topic of its own known)."""
+    profile = profile or NO_PROFILE
+    return make_cnm(profile["category"], [], profile["model"])
+
+
+def stored_profile(metadata: Mapping[str, Any]) -> DocumentProfile:
+    """The profile kept in a stored document's metadata (NO_PROFILE where none was kept)."""
+    return cast(DocumentProfile, metadata.get(STORED_KEY) or NO_PROFILE)
