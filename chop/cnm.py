@@ -1,4 +1,6 @@
-"""The CNM signature {category, nouns, model}: its JSON schemas, validation, and the prefix.
+"""The CNM signature {category, nouns, model}: its JSON schemas, validation, what a chunk's
+signature may say (heading_cnm: read from the headings; checked_cnm: an LLM's held to the
+document), and the prefix.
 
 ``*Reply`` classes are what the LLM must answer (held to them by chop.llm); a graph's result
 is an ``*Output`` (chop.state).
@@ -12,12 +14,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 from typing_extensions import TypedDict
 
 from chop.grounding import is_grounded
+
+if TYPE_CHECKING:  # chop.state and chop.profile build on this module
+    from chop.profile import DocumentProfile
+    from chop.state import Chunk
 
 FIELD_CHARS = 60
 _not_allowed = re.compile(r"[^\w\s\-+./&(),'#]")
@@ -128,6 +134,32 @@ def drop_product_names(cnm: CNM, *, document_model: str | None, title: str) -> C
         category = None
     kept = [n for n in cnm["nouns"] if not names_product(n, *models, cnm["category"], title)]
     return CNM(category=category, nouns=kept, model=cnm["model"])
+
+
+def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
+    """The signature the document's structure gives a chunk that opens a section: its nouns
+    are the titles of the sections it covers, its category the sections above them
+    ("Settings / Connections"), else the document's; the model is the document's."""
+    headings = chunk["metadata"].get("headings") or []
+    leaves = [path.split(" > ")[-1] for path in headings]
+    if not leaves:
+        return None
+    ancestors = headings[0].split(" > ")[:-1]
+    category = " / ".join(ancestors) if ancestors else profile.get("category")
+    cnm = make_cnm(category, leaves, profile.get("model"))
+    return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
+
+
+def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
+    """Clean the LLM's CNM and hold its model and category to what the document supports."""
+    cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
+    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
+        cnm["model"], profile["model"] or ""
+    ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
+        cnm["model"] = profile["model"]
+    # The category is stable across a document: the profile's wins when there is one.
+    cnm["category"] = profile["category"] or cnm["category"]
+    return drop_product_names(cnm, document_model=profile["model"], title=chunk["doc_title"])
 
 
 def prefix_line(cnm: CNM, title: str | None = None) -> str:

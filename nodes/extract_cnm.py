@@ -7,7 +7,8 @@ as strict JSON (the paper's path, and always in continuity_mode="llm").
 (With Context.joint_extraction the judgment already returned one: it is checked the same way,
 and no second call is made.)
 
-The document profile is given as context and fills what the chunk does not say. A model name
+The rules are chop.cnm's (heading_cnm, checked_cnm): the document profile is given as context
+and fills what the chunk does not say. A model name
 is kept only if it is written in the chunk or the document title and is not a vaguer form of
 the document's model; otherwise the document's model is used, so neither a hallucination nor
 an instruction hidden in the text can relabel the chunk as another product. On failure the
@@ -22,26 +23,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, CNMReply, drop_product_names, make_cnm
+from chop.cnm import CNM, CNMReply, checked_cnm, heading_cnm
 from chop.config import Context
-from chop.grounding import is_grounded
 from chop.llm import structured_call
-from chop.state import Chunk, ChunkDecision, DocumentProfile, chunk_label
+from chop.state import ChunkDecision, chunk_label
 from chop.store import store_for
-
-
-def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
-    """The signature the document's structure gives a chunk that opens a section: its nouns
-    are the titles of the sections it covers, its category the sections above them
-    ("Settings / Connections"), else the document's; the model is the document's."""
-    headings = chunk["metadata"].get("headings") or []
-    leaves = [path.split(" > ")[-1] for path in headings]
-    if not leaves:
-        return None
-    ancestors = headings[0].split(" > ")[:-1]
-    category = " / ".join(ancestors) if ancestors else profile.get("category")
-    cnm = make_cnm(category, leaves, profile.get("model"))
-    return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
 
 
 def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -78,15 +64,3 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
     label = chunk_label(state, checked_cnm(raw, chunk, profile), "extracted")
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}
-
-
-def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
-    """Clean the LLM's CNM and hold its model and category to what the document supports."""
-    cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
-    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
-        cnm["model"], profile["model"] or ""
-    ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
-        cnm["model"] = profile["model"]
-    # The category is stable across a document: the profile's wins when there is one.
-    cnm["category"] = profile["category"] or cnm["category"]
-    return drop_product_names(cnm, document_model=profile["model"], title=chunk["doc_title"])
