@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.report import script_parser, write_report
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "modes"
 SUBSETS = ("pair", "tv")
@@ -132,21 +134,13 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 def write_summary(out: Path) -> str:
     rows = collect(out)
     text = markdown(rows)
-    (out / "summary.md").write_text(text)
-    (out / "summary.json").write_text(
-        json.dumps(
-            {"date": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows}, indent=2
-        )
-    )
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+    write_report(out, "summary", json.dumps({"date": date, "rows": rows}, indent=2), text)
     return text
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.continuity_modes",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.continuity_modes", __doc__)
     p.add_argument("--subset", action="append", choices=SUBSETS, help="repeatable")
     p.add_argument(
         "--config",

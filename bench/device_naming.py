@@ -57,7 +57,7 @@ from bench.emanual_data import (
     load_questions,
 )
 from bench.metrics import mean
-from bench.report import log, md_table, run_cli, write_files
+from bench.report import log, md_table, run_cli, script_parser, write_files
 from chop.config import Context
 from chop.models import ModelUnavailable, get_embedder
 from chop.retrieval import retrieve_for_question
@@ -295,11 +295,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.device_naming",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.device_naming", __doc__)
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--build-only", action="store_true", help="only write questions.jsonl")
     p.add_argument(

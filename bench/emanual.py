@@ -67,7 +67,7 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
-from bench.report import log
+from bench.report import log, script_parser
 from chop.chunking import TextSpan
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
@@ -710,11 +710,7 @@ def parse_structures(value: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.emanual",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.emanual", __doc__)
     p.add_argument("--subset", choices=SUBSETS, default="pair")
     p.add_argument(
         "--methods",

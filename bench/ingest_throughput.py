@@ -2,7 +2,7 @@
 
     python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
 
-The chat model is bench.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
+The chat model is tests.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
 call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
 Embeddings are the real local embedder on this machine's CPU, so they are a fixed cost that
 concurrency does not shrink.
@@ -40,8 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from bench.report import log
-from bench.stub_llm import STUB_NOTICE, StubServer, running_stub
+from bench.report import log, script_parser, write_report
 from chop.api import ingest
 from chop.chunking import token_windows
 from chop.config import Context
@@ -50,6 +49,7 @@ from chop.loaders import load_paths
 from chop.models import Tokenizer, get_embedder
 from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
 from chop.store import store_for
+from tests.stub_llm import STUB_NOTICE, StubServer, running_stub
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"
@@ -457,10 +457,8 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def write_outputs(results: dict[str, Any], out: Path) -> str:
-    out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)
-    (out / "ingest_throughput.json").write_text(json.dumps(results, indent=2) + "\n")
-    (out / "ingest_throughput.md").write_text(table)
+    write_report(out, "ingest_throughput", json.dumps(results, indent=2), table)
     return table
 
 
@@ -480,11 +478,7 @@ def _latency(value: str) -> tuple[float, float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.ingest_throughput",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.ingest_throughput", __doc__)
     p.add_argument(
         "--concurrency", type=_int_list, default=list(DEFAULT_CONCURRENCY), help="e.g. 1,4,16"
     )

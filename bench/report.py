@@ -21,6 +21,22 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def script_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
+    """The argument parser of ``python -m <module>``, its docstring as the help text."""
+    return argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def write_report(out: Path, stem: str, json_text: str, markdown_text: str) -> None:
+    """``stem``.json and ``stem``.md into ``out`` (created if missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json_text + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(markdown_text, encoding="utf-8")
+
+
 def _row(cells: Sequence[Any]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -46,9 +62,7 @@ def llm_work(costs: dict[str, Any]) -> tuple[int, str]:
 
 def write_files(out: Path, stem: str, results: dict[str, Any], text: str) -> None:
     """``stem``.json (per-question records one a line) and ``stem``.md into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(dumps(results) + "\n", encoding="utf-8")
-    (out / f"{stem}.md").write_text(text, encoding="utf-8")
+    write_report(out, stem, dumps(results), text)
 
 
 def main_table(results: dict[str, Any]) -> str:
@@ -341,9 +355,7 @@ def dumps(results: dict[str, Any]) -> str:
 
 def write_outputs(results: dict[str, Any], out: Path) -> str:
     """Write the three files into ``out``; return the main Markdown table."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(dumps(results) + "\n")
-    (out / "results.md").write_text(markdown(results))
+    write_report(out, "results", dumps(results), markdown(results))
     chart(results, out / "chart.png")
     return main_table(results)
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from bench.report import log
+from bench.report import log, script_parser, write_report
 from chop.config import Context
 from chop.store import EXACT_SCAN_ROWS, SearchFilter, Store, store_for
 
@@ -559,7 +559,6 @@ def _short_index(name: str) -> str:
 
 
 def write_outputs(results: dict[str, Any], out: Path) -> str:
-    out.mkdir(parents=True, exist_ok=True)
     path = out / "retrieval_latency.json"
     if path.exists():  # keep the runs of other row counts
         try:
@@ -569,8 +568,7 @@ def write_outputs(results: dict[str, Any], out: Path) -> str:
         except (json.JSONDecodeError, AttributeError):
             pass
     table = markdown(results)
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    (out / "retrieval_latency.md").write_text(table)
+    write_report(out, "retrieval_latency", json.dumps(results, indent=2), table)
     return table
 
 
@@ -585,11 +583,7 @@ def _rows(value: str) -> list[int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.retrieval_latency",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.retrieval_latency", __doc__)
     p.add_argument("--rows", type=_rows, default=[100_000], help="e.g. 100000,1000000")
     p.add_argument("--queries", type=int, default=200, help="timed queries per variant")
     p.add_argument("--recall-queries", type=int, default=50)

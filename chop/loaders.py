@@ -42,7 +42,6 @@ __all__ = [
     "LoadError",
     "clean_title",
     "emanual_device_name",
-    "emanual_sections",
     "input_file_hashes",
     "iter_documents",
     "load_emanual",
@@ -198,11 +197,6 @@ def load_emanual(path: Path, title: str | None = None, *, max_file_mb: int = 50)
         metadata={"path": doc_id, "format": "emanual", "sections": len(sections)},
         spans=spans,
     )
-
-
-def emanual_sections(path: str | Path) -> list[tuple[str, str]]:
-    """(title, text) of every section in document order, empty ones included (for the benchmark)."""
-    return [(title, text) for _key, title, text, _path in _emanual_items(Path(path), 0)]
 
 
 def emanual_device_name(path: str | Path) -> str:

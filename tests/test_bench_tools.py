@@ -11,13 +11,13 @@ import pytest
 from pydantic import BaseModel
 
 from bench.ingest_throughput import build_corpus
-from bench.stub_llm import StubServer, make_instance, running_stub, serve_stub
 from chop.api import ingest
 from chop.cnm import CNMReply, ContinuityReply, DocumentProfileReply
 from chop.config import Context
 from chop.llm import _json_schema
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
+from tests.stub_llm import StubServer, make_instance, running_stub, serve_stub
 
 
 def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict, Any]:

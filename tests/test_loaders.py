@@ -15,7 +15,6 @@ from chop.loaders import (
     SUPPORTED_SUFFIXES,
     LoadError,
     clean_title,
-    emanual_sections,
     load_emanual,
     load_file,
     load_paths,
@@ -308,12 +307,6 @@ def test_emanual_json(tmp_path: Path) -> None:
         {"heading": "Settings", "section": "section_10"},
     ]
     assert span_texts(doc, "section")["section_1"] == "Tap the shutter."
-    assert emanual_sections(path) == [
-        ("Getting started", "Charge the battery."),
-        ("Camera", "Tap the shutter."),
-        ("Empty", ""),
-        ("Settings", "Open Settings."),
-    ]
 
 
 def test_emanual_title_comes_from_file_name_or_caller(tmp_path: Path) -> None:

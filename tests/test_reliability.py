@@ -13,7 +13,6 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from bench.stub_llm import running_stub
 from chop.api import ask, ingest
 from chop.cli import main
 from chop.cnm import CNMReply
@@ -24,6 +23,7 @@ from chop.sample_corpus import write_sample_corpus
 from chop.store import Store, validate_collection
 from nodes.persist import NEEDS_RELABEL
 from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.stub_llm import running_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6

@@ -1,4 +1,4 @@
-"""A stub OpenAI-compatible chat-completions server: a LATENCY STAND-IN for benchmarks only.
+"""A stub OpenAI-compatible chat-completions server: a LATENCY STAND-IN for tests and benchmarks.
 
 It does not run a model. Every reply is the smallest value that fits the requested JSON schema
 (booleans follow a hash of the prompt, strings are short filler words, nullable fields are
@@ -6,7 +6,7 @@ null), served after a seeded, uniformly drawn delay (default 300-800 ms, about w
 hosted-model call takes). Numbers measured against it say how chop schedules and overlaps LLM
 calls (concurrency, caching), never anything about answer or label quality.
 
-    python -m bench.stub_llm --port 8011 --latency 0.3,0.8
+    python -m tests.stub_llm --port 8011 --latency 0.3,0.8
     # then: CHOP_CHAT_PROVIDER=openai CHOP_OPENAI_BASE_URL=http://127.0.0.1:8011/v1 chop ingest ...
 
 In-process (benchmarks, tests)::
@@ -469,7 +469,7 @@ def _latency(value: str) -> tuple[float, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m bench.stub_llm",
+        prog="python -m tests.stub_llm",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
