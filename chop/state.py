@@ -1,5 +1,23 @@
 """Typed state of the ingest and answer graphs, with the reducers that merge fan-out results.
 
+The life of a chunk, one name per stage:
+
+| stage    | type                    | made by                                                  |
+|----------|-------------------------|----------------------------------------------------------|
+| chunk    | ``Chunk``               | nodes/split.py: a window of its document's text          |
+| label    | ``ChunkLabel``          | nodes/inherit_cnm.py or nodes/extract_cnm.py, after      |
+|          |                         | nodes/judge_continuity.py (``continuity``: who decided)  |
+| prepared | ``PreparedChunk``       | nodes/prefix.py: the CNM resolved in document order, the |
+|          |                         | prefix, the text to embed                                |
+| row      | ``chop.store.ChunkRow`` | nodes/persist.py, with nodes/embed.py's vector (found    |
+|          |                         | again by ``embedding_key``): a chunks-table row          |
+| hit      | ``chop.store.Hit``      | chop.store.Store.search, through chop.retrieval          |
+| source   | ``Source``              | nodes/retrieve.py: a numbered hit the answer may cite    |
+
+A document travels as ``chop.documents.SourceDocument`` (load), ``DocumentTask`` (with its
+``fingerprint``) and ``DocumentState``; it is stored as ``chop.store.DocumentRecord``, its
+profile (``chop.profile.DocumentProfile``) in the record's metadata.
+
 The TypedDicts come from typing_extensions: on Python < 3.12 the LangGraph server can only turn
 those into the JSON schemas it serves (assistants' input/output forms in Studio and the SDK).
 """
