@@ -74,8 +74,8 @@ def ingest(
         user_card(meta)  # unknown or mistyped fields fail here, before any work
         payload["meta"] = dict(meta)
     if durable and checkpointer is None:
+        from chop.checkpoints import durable_checkpointer
         from chop.pgserver import resolve_database_url
-        from chop.store import durable_checkpointer
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
         with durable_checkpointer(url) as saver:

@@ -4,6 +4,8 @@ A collection is a pair of tables, ``chop_<name>_chunks`` and ``chop_<name>_docum
 embedding dimension is fixed per collection, so models of different widths never mix. A
 document's chunks are replaced in one transaction under an advisory lock: readers see the old
 chunks or the new ones, never half, and two ingests of one document cannot duplicate it.
+The SQL is in named constants below; a collection made before a column was renamed is
+migrated when first opened (RENAMED_*). The embedded server is started by chop.pgserver.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +21,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
-import tenacity
-from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
-from langgraph.checkpoint.postgres import PostgresSaver
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -615,73 +613,6 @@ def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, An
         conditions.append(sql.SQL("doc_id = ANY(%(f_doc_ids)s)"))
         params["f_doc_ids"] = list(where.doc_ids)
     return conditions, params
-
-
-# What PostgresSaver.from_conn_string uses for its connection, applied to a pool.
-CHECKPOINT_CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
-
-
-def _retried_on_disconnect(call: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    """``call``, tried again (for up to ~15 s) while the server is restarting."""
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
-        stop=tenacity.stop_after_attempt(6),
-        wait=tenacity.wait_exponential(multiplier=0.5, max=8),
-        reraise=True,
-    )
-    return retrying(call, *args, **kwargs)
-
-
-class ReconnectingPostgresSaver(PostgresSaver):
-    """langgraph-checkpoint-postgres on a checked connection pool whose calls are retried.
-
-    ``PostgresSaver.from_conn_string`` holds one connection for the whole run: when the server
-    restarts, every later checkpoint fails and the run dies. From a pool that checks each
-    connection before use, a write after the restart gets a fresh connection; one that was in
-    flight during it is tried again while the server comes back.
-    """
-
-    def put(self, *args: Any, **kwargs: Any) -> RunnableConfig:
-        return _retried_on_disconnect(super().put, *args, **kwargs)
-
-    def put_writes(self, *args: Any, **kwargs: Any) -> None:
-        _retried_on_disconnect(super().put_writes, *args, **kwargs)
-
-    def get_tuple(self, *args: Any, **kwargs: Any) -> CheckpointTuple | None:
-        return _retried_on_disconnect(super().get_tuple, *args, **kwargs)
-
-    def delete_thread(self, *args: Any, **kwargs: Any) -> None:
-        _retried_on_disconnect(super().delete_thread, *args, **kwargs)
-
-    def threads_with_prefix(self, prefix: str) -> list[str]:
-        """Threads whose id starts with ``prefix`` (a collection's earlier ingests)."""
-        with self._cursor() as cur:
-            cur.execute(
-                "SELECT DISTINCT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)",
-                (prefix,),
-            )
-            return [row["thread_id"] for row in cur.fetchall()]
-
-
-@contextmanager
-def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[ReconnectingPostgresSaver]:
-    """A checkpointer for durable ingests in chop's own database, its tables set up."""
-    with ConnectionPool(
-        url,
-        min_size=1,
-        max_size=max_size,
-        kwargs=CHECKPOINT_CONNECTION_KWARGS,
-        check=ConnectionPool.check_connection,
-        open=True,
-    ) as pool:
-        saver = ReconnectingPostgresSaver(conn=pool)  # type: ignore[arg-type]
-        with pool.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
-            try:
-                saver.setup()
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
-        yield saver
 
 
 _stores: dict[str, Store] = {}
