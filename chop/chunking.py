@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from chop.models import Tokenizer
 
 MAX_TOKEN_CHARS = 16  # longer "tokens" (unknown runs without spaces) count as several
 MIN_CHUNKS_FOR_BACKGROUND = 5  # fewer chunks give too few pairs to know the background
+BACKGROUND_SAMPLE = 64  # chunks spread over a long document: enough to know its background
 
 _sentence_end = re.compile(r"(?<=[.!?:;])\s+|\n+")
 
@@ -191,4 +193,49 @@ def relative_adjacent_similarity(unit: np.ndarray) -> list[float | None]:
         return result
     for i, cosine in enumerate(adjacent, start=1):
         result[i] = (float(cosine) - background) / (1 - background)
+    return result
+
+
+def settled_by_structure(headings: Sequence[str], text: str) -> bool:
+    """Whether a chunk's continuity follows from the document's structure alone (its heading
+    path, or a Markdown heading line): the gate needs no similarity for it."""
+    return bool(headings) or text.lstrip().startswith("#")
+
+
+def chunks_to_compare(open_pairs: Sequence[int], count: int) -> list[int]:
+    """The chunks whose embeddings the gate needs: both chunks of each pair it may judge
+    (chunk i and i - 1, for i in ``open_pairs``) and a sample spread over the document for its
+    background. A structured filing leaves a few pairs open among hundreds of chunks, so
+    embedding all of them for the gate would double the cost of its embedding."""
+    if not open_pairs:
+        return []
+    wanted = {j for i in open_pairs for j in (i - 1, i)}
+    step = max(1, count // BACKGROUND_SAMPLE)
+    wanted.update(range(0, count, step))
+    return sorted(wanted)
+
+
+def sampled_relative_similarity(
+    unit: np.ndarray, indices: Sequence[int], count: int
+) -> list[float | None]:
+    """relative_adjacent_similarity for a document of ``count`` chunks of which only those at
+    ``indices`` (sorted) were embedded (``unit[j]`` is chunk ``indices[j]``): the background
+    is the mean cosine of the embedded pairs at least two apart, and a chunk gets a value when
+    it and its predecessor were both embedded. With every chunk embedded it equals
+    relative_adjacent_similarity."""
+    if len(indices) == count:
+        return relative_adjacent_similarity(unit)
+    result: list[float | None] = [None] * count
+    position = np.asarray(indices)
+    far = np.abs(position[:, None] - position[None, :]) >= 2
+    if len(indices) < MIN_CHUNKS_FOR_BACKGROUND or not far.any():
+        return result
+    background = float((unit @ unit.T)[far].mean())
+    if background > 1 - 1e-6:
+        return result
+    row = {index: j for j, index in enumerate(indices)}
+    for index, j in row.items():
+        if index - 1 in row:
+            cosine = float(unit[j] @ unit[row[index - 1]])
+            result[index] = (cosine - background) / (1 - background)
     return result

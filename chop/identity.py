@@ -46,6 +46,7 @@ USER_FIELDS = ("entity", "aliases", "model", "kind", "fiscal_year", "fiscal_quar
 KINDS = ("10-K", "10-Q", "8-K", "20-F", "earnings release", "annual report", "user manual")
 PERIODIC_KINDS = {"10-K", "10-Q", "20-F", "earnings release", "annual report"}
 FILING_KINDS = PERIODIC_KINDS | {"8-K"}
+ANNUAL_KINDS = {"10-K", "20-F", "annual report"}  # the reference report of a fiscal year
 
 _MONTHS = {
     name: number
@@ -492,6 +493,20 @@ class Resolution:
     doc_ids: list[str]  # the documents the question is about ([] = no restriction)
     named: str | None  # what the question named, for notes: "Galaxy Note 10+", "Amcor FY2023"
     unknown: str | None  # a model or period the question names that no document has
+    # documents that also cover what the question names, but are not its reference: the Q4
+    # earnings release next to the fiscal year's 10-K; retrieval weighs them less
+    secondary: list[str] = field(default_factory=list)
+
+
+def annual_first(
+    doc_ids: list[str], cards: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], list[str]]:
+    """(reference, secondary): a fiscal year's reference is its annual report; an earnings
+    release or quarterly report covering the same year stays a candidate, weighed less."""
+    annual = [d for d in doc_ids if cards[d].get("kind") in ANNUAL_KINDS]
+    if not annual:
+        return doc_ids, []
+    return annual, [d for d in doc_ids if d not in annual]
 
 
 def _fiscal_year_end(cards: Iterable[Mapping[str, Any]]) -> tuple[int, int] | None:
@@ -581,6 +596,7 @@ def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution
     pool = candidates or list(cards)
     facts = read_question(question)
     unknown = None
+    secondary: list[str] = []
     if facts.periods:
         # a comparison names several periods; the latest one is the report that holds all
         ordered = sorted(
@@ -591,22 +607,43 @@ def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution
             matching = [d for d in pool if _period_matches(cards[d], period)]
             if matching:
                 pool, candidates = matching, matching
+                if period.day is None and period.fiscal_quarter is None:
+                    candidates, secondary = annual_first(matching, cards)
                 named = f"{named or ''} {_describe(period)}".strip()
                 break
         else:
             if any(cards[d].get("fiscal_year") or cards[d].get("date") for d in pool):
                 unknown = _describe(ordered[-1])
-    elif len(candidates) > 1 and all(
-        cards[d].get("kind") in PERIODIC_KINDS | {"8-K"} for d in candidates
-    ):
-        # a company's filings and no period named: the question is about the company now
-        latest = max((cards[d].get("fiscal_year") or 0) for d in candidates)
+    elif len(candidates) > 1 and all(cards[d].get("kind") in FILING_KINDS for d in candidates):
+        # a company's filings and no period named: the question is about the company now,
+        # as its latest annual report describes it; later periodic reports weigh less
+        candidates, secondary, latest = _latest_filings(candidates, cards)
         if latest:
-            candidates = [d for d in candidates if cards[d].get("fiscal_year") == latest]
             named = f"{named or ''} FY{latest} (latest)".strip()
     if facts.kinds and candidates:
-        of_kind = [d for d in candidates if cards[d].get("kind") in facts.kinds]
+        of_kind = [d for d in candidates + secondary if cards[d].get("kind") in facts.kinds]
         if of_kind:
-            candidates = of_kind
+            candidates, secondary = of_kind, []
             named = f"{named or ''} {facts.kinds[0]}".strip()
-    return Resolution(doc_ids=candidates, named=named, unknown=unknown)
+    return Resolution(doc_ids=candidates, named=named, unknown=unknown, secondary=secondary)
+
+
+def _latest_filings(
+    doc_ids: list[str], cards: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], list[str], int]:
+    """(reference, secondary, fiscal year) for a question that names no period: the latest
+    annual report, and the periodic reports of that year or later; without an annual report,
+    every filing of the latest fiscal year."""
+    year_of = {d: int(cards[d].get("fiscal_year") or 0) for d in doc_ids}
+    annual = [d for d in doc_ids if cards[d].get("kind") in ANNUAL_KINDS and year_of[d]]
+    if not annual:
+        latest = max(year_of.values())
+        return ([d for d in doc_ids if year_of[d] == latest] if latest else doc_ids), [], latest
+    latest = max(year_of[d] for d in annual)
+    reference = [d for d in annual if year_of[d] == latest]
+    later = [
+        d
+        for d in doc_ids
+        if d not in reference and cards[d].get("kind") in PERIODIC_KINDS and year_of[d] >= latest
+    ]
+    return reference, later, latest

@@ -24,6 +24,8 @@ from chop.query import QuestionCNM, match_question
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
+# the share of the boost for documents that cover the question but are not its reference
+SECONDARY_SHARE = 0.5
 
 
 @dataclass
@@ -75,6 +77,22 @@ def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list
     return sorted(merged.values(), key=lambda h: (-h.score, h.doc_title, h.chunk_index))[:k]
 
 
+def with_room_for(hits: list[Hit], own: list[Hit], k: int) -> list[Hit]:
+    """``hits`` with at least a quarter of the k places held by ``own``'s best chunks: the
+    secondary documents (the Q4 earnings release next to the 10-K) rank below the reference
+    but their best evidence stays in view of the answer."""
+    room = max(1, k // 4)
+    ids = {hit.id for hit in own}
+    missing = [hit for hit in own if hit.id not in {h.id for h in hits}][
+        : max(0, room - sum(hit.id in ids for hit in hits))
+    ]
+    if not missing:
+        return hits
+    return sorted(
+        hits[: k - len(missing)] + missing, key=lambda h: (-h.score, h.doc_title, h.chunk_index)
+    )
+
+
 def retrieve_for_question(
     ctx: Context, store: Store, question: str, embedder: Embedder, k: int | None = None
 ) -> Retrieved:
@@ -86,8 +104,8 @@ def retrieve_for_question(
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())
     resolution = resolve(question, cards)
-    doc_ids = resolution.doc_ids
-    named = [cards[d] for d in (doc_ids or list(cards)) if d in cards]
+    doc_ids, secondary = resolution.doc_ids, resolution.secondary
+    named = [cards[d] for d in (doc_ids + secondary or list(cards)) if d in cards]
     vector = embedder.embed([without_names(question, named) if doc_ids else question])[0]
     if doc_ids:
         matched = QuestionCNM(model=resolution.named, category=None, unknown_model=None)
@@ -101,12 +119,13 @@ def retrieve_for_question(
     text = without_names(question, named) if ctx.search == "hybrid" else None
     note = ""
     hits: list[Hit] = []
-    every_document = bool(doc_ids) and len(doc_ids) == len(records)
+    every_document = bool(doc_ids) and len(doc_ids) + len(secondary) == len(records)
     use = ctx.query_cnm in ("boost", "filter") and not every_document
     where = SearchFilter(doc_ids=tuple(doc_ids)) if doc_ids else SearchFilter(model=matched.model)
     if use and ctx.query_cnm == "filter" and matched.model:
+        kept = SearchFilter(doc_ids=tuple(doc_ids + secondary)) if doc_ids else where
         hits = store.search(
-            ctx.collection, vector, k, where=where, query_text=text, ef_search=ctx.ef_search
+            ctx.collection, vector, k, where=kept, query_text=text, ef_search=ctx.ef_search
         )
         note = f"filtered to {matched.model}"
         if not hits:
@@ -129,9 +148,19 @@ def retrieve_for_question(
                 ctx.collection, vector, k, where=where, query_text=text, ef_search=ctx.ef_search
             )
             hits = with_own_best(hits, own, bonus, k)
+            if secondary:
+                # the documents that also cover the question: weighed less, kept in view
+                also = SearchFilter(doc_ids=tuple(secondary))
+                own = store.search(
+                    ctx.collection, vector, k, where=also, query_text=text, ef_search=ctx.ef_search
+                )
+                share = bonus * SECONDARY_SHARE
+                hits = with_own_best(hits, own, share, k)
+                hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
     unknown = resolution.unknown or (None if doc_ids else matched.unknown_model)
     if unknown:
         note = f"the question names {unknown}, which no stored document covers"
         matched = QuestionCNM(model=matched.model, category=matched.category, unknown_model=unknown)
     # an unknown period or model is what the answer must decline on, not the matched entity
-    return Retrieved(hits=hits, question=matched, note=note, documents=[] if unknown else doc_ids)
+    documents = [] if unknown else doc_ids + secondary
+    return Retrieved(hits=hits, question=matched, note=note, documents=documents)

@@ -23,6 +23,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
+from chop.chunking import settled_by_structure
 from chop.cnm import CNM, ContinuityReply, JudgedCNMReply
 from chop.config import Context
 from chop.llm import structured_call
@@ -47,11 +48,10 @@ def rule_decision(chunk: Chunk, previous: Chunk | None, ctx: Context) -> tuple[b
     if ctx.continuity_mode == "llm":
         return None
     headings = chunk["metadata"].get("headings") or []
-    if headings:  # the document's structure decides: same sections continue, others shift
-        same = headings == (previous["metadata"].get("headings") or [])
+    if settled_by_structure(headings, chunk["text"]):
+        # the document's structure decides: same sections continue, others shift
+        same = bool(headings) and headings == (previous["metadata"].get("headings") or [])
         return (True, "rule:same-heading") if same else (False, "rule:heading")
-    if chunk["text"].lstrip().startswith("#"):
-        return False, "rule:heading"
     similarity = chunk["similarity_to_previous"]
     if similarity is None:
         return None

@@ -17,8 +17,10 @@ from langgraph.runtime import Runtime
 
 from chop.chunking import (
     TextSpan,
-    relative_adjacent_similarity,
+    chunks_to_compare,
+    sampled_relative_similarity,
     section_windows,
+    settled_by_structure,
     token_windows,
 )
 from chop.config import Context
@@ -57,12 +59,18 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         for index, window in enumerate(windows)
     ]
     seconds = 0.0
-    unstructured = any(not c["metadata"].get("headings") for c in chunks)
-    if ctx.continuity_mode != "llm" and len(chunks) > 1 and unstructured:  # the gate needs it
+    open_pairs = [
+        i
+        for i, chunk in enumerate(chunks[1:], start=1)
+        if not settled_by_structure(chunk["metadata"].get("headings") or [], chunk["text"])
+    ]
+    if ctx.continuity_mode != "llm" and open_pairs:  # the gate needs their similarity
+        indices = chunks_to_compare(open_pairs, len(chunks))
         started = time.perf_counter()
-        vectors = embedder.embed([c["text"] for c in chunks])
+        vectors = embedder.embed([chunks[i]["text"] for i in indices])
         seconds = time.perf_counter() - started
-        for chunk, similarity in zip(chunks, relative_adjacent_similarity(vectors), strict=True):
+        similarities = sampled_relative_similarity(vectors, indices, len(chunks))
+        for chunk, similarity in zip(chunks, similarities, strict=True):
             chunk["similarity_to_previous"] = similarity
     runtime.stream_writer({"event": "split", "doc_id": document["doc_id"], "chunks": len(chunks)})
     return {"chunks": chunks, "stats": {"chunks": len(chunks), "embed_seconds": seconds}}

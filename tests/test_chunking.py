@@ -11,7 +11,9 @@ from chop.chunking import (
     MIN_CHUNKS_FOR_BACKGROUND,
     TextSpan,
     background_similarity,
+    chunks_to_compare,
     relative_adjacent_similarity,
+    sampled_relative_similarity,
     section_windows,
 )
 
@@ -115,3 +117,23 @@ def test_short_or_uniform_documents_leave_the_decision_to_the_llm() -> None:
     assert relative_adjacent_similarity(short) == [None] * len(short)
     uniform = np.tile(unit_rows(np.ones((1, 8))), (6, 1))
     assert relative_adjacent_similarity(uniform) == [None] * 6
+
+
+def test_a_structured_document_embeds_only_the_pairs_its_headings_leave_open() -> None:
+    indices = chunks_to_compare([1, 2], count=700)
+    assert {0, 1, 2} <= set(indices)
+    assert len(indices) < 80, "the open pairs and a background sample, not 700 chunks"
+    assert chunks_to_compare([], count=700) == [], "headings settle every pair: no embedding"
+
+
+def test_a_sampled_document_is_measured_on_the_same_scale_as_a_fully_embedded_one() -> None:
+    vectors = topic_runs(np.random.default_rng(5), 12, 8)  # 96 chunks
+    full = relative_adjacent_similarity(vectors)
+    every = list(range(len(vectors)))
+    assert sampled_relative_similarity(vectors, every, len(vectors)) == full
+    indices = chunks_to_compare([17, 40], count=len(vectors))
+    sampled = sampled_relative_similarity(vectors[indices], indices, len(vectors))
+    assert sampled[17] == pytest.approx(full[17], abs=0.1)
+    assert sampled[40] == pytest.approx(full[40], abs=0.1)
+    measured = {i for i in indices if i - 1 in indices}
+    assert {i for i, value in enumerate(sampled) if value is not None} == measured

@@ -139,8 +139,20 @@ def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
     assert compared.doc_ids == ["acme-2023"]  # the latest report holds both years
     assert resolve("Acme Widgets stores in Q2 of FY2024?", FILINGS).doc_ids == ["acme-q"]
     assert resolve("What does Zenith make?", FILINGS).doc_ids == ["zenith-2022"]
-    latest = resolve("What industry is Acme Widgets in?", FILINGS).doc_ids
-    assert latest == ["acme-q"], "no period named: the company's latest filings"
+    latest = resolve("What industry is Acme Widgets in?", FILINGS)
+    assert latest.doc_ids == ["acme-2023"], "no period named: the latest annual report"
+    assert latest.secondary == ["acme-q"], "later quarterly reports stay candidates"
+
+
+def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_release() -> None:
+    filings = FILINGS | {
+        "acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
+                         "fiscal_year": 2023, "fiscal_quarter": 4},
+    }  # fmt: skip
+    year = resolve("Did Acme Widgets grow its gross margin in FY2023?", filings)
+    assert (year.doc_ids, year.secondary) == (["acme-2023"], ["acme-2023-q4"])
+    release = resolve("What did the Acme Widgets earnings release say for FY2023?", filings)
+    assert (release.doc_ids, release.secondary) == (["acme-2023-q4"], [])
 
 
 def test_a_period_no_document_covers_is_reported() -> None:

@@ -1,0 +1,34 @@
+"""How retrieval ranks the documents a question names against the ones it merely covers."""
+
+from __future__ import annotations
+
+from chop.retrieval import with_own_best, with_room_for
+from chop.store import Hit
+
+
+def hit(id: int, doc: str, score: float) -> Hit:
+    return Hit(id=id, doc_id=doc, doc_title=doc, chunk_index=id, text="", prefix="",
+               category=None, nouns=[], model=None, cnm_source="heading", char_start=0,
+               char_end=0, score=score, metadata={})  # fmt: skip
+
+
+def test_a_secondary_document_keeps_a_quarter_of_the_places_below_the_reference() -> None:
+    reference = [hit(i, "10-K", 1.0 - i / 100) for i in range(8)]
+    release = [hit(100 + i, "release", 0.9 - i / 100) for i in range(3)]
+    ranked = with_room_for(reference, release, k=8)
+    assert [h.doc_id for h in ranked].count("release") == 2  # a quarter of 8
+    assert ranked[0].doc_id == "10-K", "the reference still ranks first"
+    assert len(ranked) == 8
+
+
+def test_room_is_not_made_twice_for_chunks_already_ranked() -> None:
+    reference = [hit(i, "10-K", 1.0 - i / 100) for i in range(6)]
+    release = [hit(100, "release", 0.999), hit(101, "release", 0.998)]
+    merged = with_own_best(reference, release, bonus=0.0, k=8)
+    assert with_room_for(merged, release, k=8) == merged
+
+
+def test_own_best_chunks_get_the_bonus_and_replace_their_weaker_copies() -> None:
+    found = [hit(1, "a", 0.5), hit(2, "b", 0.4)]
+    ranked = with_own_best(found, [hit(2, "b", 0.4)], bonus=0.3, k=2)
+    assert [(h.id, round(h.score, 2)) for h in ranked] == [(2, 0.7), (1, 0.5)]
