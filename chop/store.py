@@ -8,6 +8,7 @@ chunks or the new ones, never half, and two ingests of one document cannot dupli
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -32,6 +33,10 @@ from psycopg_pool import ConnectionPool
 from chop.config import Context
 
 R = TypeVar("R")
+# The pool logs each failed reconnect ("error connecting in 'pool-1': ... the database system
+# is shutting down") while it waits out a database restart it then survives; a failure that
+# lasts ends as PoolTimeout, which the CLI reports in one line.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 RRF_K = 60
 
