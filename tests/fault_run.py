@@ -593,7 +593,7 @@ def markdown(result: dict[str, Any]) -> str:
     for hostile in result["hostile"]:
         said = next(
             (line for line in clean["stderr"] if f" {hostile['printed']}: " in line), "(stored)"
-        )
+        ).replace(result["corpus"] + "/", "")
         lines.append(
             f"| `{_cell(hostile['name'])}` | {hostile['expect']}: "
             f"{_cell(hostile['reason'])} | {_cell(said)} |"
@@ -643,10 +643,11 @@ def fault_run(
             "good_documents": good_documents,
             "hostile_files": len(run.hostile),
             "seconds": round(time.monotonic() - started, 1),
+            "corpus": printed_path(run.corpus),
             "runs": [{**asdict(r), "messages": messages_of(r)} for r in run.runs],
             "hostile": [
                 {
-                    "name": h.name,
+                    "name": printed_path(h.path.relative_to(run.corpus)),
                     "printed": printed_path(h.path),
                     "expect": h.expect,
                     "reason": h.reason,
