@@ -368,6 +368,7 @@ KNOWN_LINES = (
     re.compile(r"^added \d+, updated \d+, unchanged \d+, deleted \d+; \d+ chunks stored"),
     re.compile(r"^resuming unfinished run ingest-\w+-[0-9a-f]+-[0-9a-f]+$"),
     re.compile(r"^LLM unavailable: \d+ of \d+ LLM answers failed \(last: .+\); their chunks"),
+    re.compile(r"^LLM cache (read|write) failed \(.+\); (asking the model|the answer is used)"),
     re.compile(r"^(loading|profiling documents|labelling chunks, \d+/\d+ documents stored)"),
 )
 

@@ -55,3 +55,32 @@ def test_the_pools_reconnect_attempts_during_a_database_restart_are_not_printed(
     import chop.store  # noqa: F401  (sets the level)
 
     assert logging.getLogger("psycopg.pool").getEffectiveLevel() >= logging.ERROR
+
+
+def test_a_cache_the_database_restart_cut_off_is_one_warning_line(
+    context: Context,
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import psycopg
+
+    from chop.llm import _cache_get, _cache_put
+
+    cut = psycopg.OperationalError(
+        "consuming input failed: server closed the connection unexpectedly\n"
+        "\tThis probably means the server terminated abnormally\n"
+        "\tbefore or while processing the request."
+    )
+
+    def fail(*args: object) -> None:
+        raise cut
+
+    monkeypatch.setattr(store, "cache_get", fail)
+    monkeypatch.setattr(store, "cache_put", fail)
+    with caplog.at_level(logging.WARNING, logger="chop.llm"):
+        assert _cache_get(store, "key") is None
+        _cache_put(store, "key", "model", {"value": 1})
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 2 and all("\n" not in m for m in messages), messages
+    assert "server closed the connection unexpectedly This probably means" in messages[0]
