@@ -104,7 +104,7 @@ def free_port() -> int:
 def stub_at(port: int, **options: Any) -> Iterator[StubServer]:
     """The stub LLM on ``port``; a client killed mid-request is not the stub's error to print."""
     server = StubServer(port=port, latency=STUB_LATENCY, **options)
-    server._httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
+    server._httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
     server.start()
     try:
         yield server
@@ -179,8 +179,9 @@ class FaultRun:
             text=True,
             errors="backslashreplace",
         )
-        assert process.stderr is not None and process.stdout is not None
-        reader = threading.Thread(target=lambda: run.stderr.extend(process.stderr), daemon=True)
+        stderr = process.stderr
+        assert stderr is not None and process.stdout is not None
+        reader = threading.Thread(target=lambda: run.stderr.extend(stderr), daemon=True)
         reader.start()
         while process.poll() is None:
             if time.monotonic() - started > RUN_TIMEOUT_S:
@@ -212,7 +213,7 @@ class FaultRun:
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
-                return self._conn.execute(text, params).fetchall()  # type: ignore[arg-type]
+                return self._conn.execute(text, params).fetchall()
             except psycopg.OperationalError:
                 if self._conn is not None:
                     self._conn.close()
