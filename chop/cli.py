@@ -46,8 +46,8 @@ def _context(args: argparse.Namespace) -> Context:
 
 def shown(text: object) -> str:
     """User text (a path, a reason, an error) for one console line: control characters such as
-    a newline in a file name are written as escapes, and brackets are not read as markup (a file
-    named ``[/red].md`` would otherwise end the run with rich's MarkupError)."""
+    a newline in a file name are written as escapes, and brackets are not read as markup (a path
+    such as ``drafts[/old].md`` would otherwise end the run with rich's MarkupError)."""
     line = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text))
     return escape(line)
 
