@@ -7,6 +7,7 @@ import contextvars
 import importlib.metadata
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any, NoReturn, TypeVar, cast
 
 import psycopg
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -42,6 +44,17 @@ def _context(args: argparse.Namespace) -> Context:
     )
 
 
+def shown(text: object) -> str:
+    """User text (a path, a reason, an error) for one console line: control characters such as
+    a newline in a file name are written as escapes, and brackets are not read as markup (a path
+    such as ``drafts[/old].md`` would otherwise end the run with rich's MarkupError)."""
+    line = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text))
+    return escape(line)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 class ProgressReporter:
     """Turns the ingest graph's custom stream events into a live progress bar."""
 
@@ -64,13 +77,13 @@ class ProgressReporter:
         if kind == "problem":
             if not self.quiet:
                 self.progress.console.print(
-                    f"[yellow]skipped[/] {event['source']}: {event['reason']}"
+                    f"[yellow]skipped[/] {shown(event['source'])}: {shown(event['reason'])}"
                 )
                 self.reported.add((event["source"], event["reason"]))
         elif kind == "warning":
             if not self.quiet:
                 self.progress.console.print(
-                    f"[yellow]warning[/] {event['source']}: {event['reason']}"
+                    f"[yellow]warning[/] {shown(event['source'])}: {shown(event['reason'])}"
                 )
                 self.reported.add((event["source"], event["reason"]))
         elif kind == "resumed":
@@ -136,7 +149,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     missing = [path for path in args.paths if not Path(path).exists()]
     if len(missing) == len(args.paths):  # nothing to do: say so before starting the database
         for path in missing:
-            console.print(f"[red]error:[/] no such file or folder: {path}")
+            console.print(f"[red]error:[/] no such file or folder: {shown(path)}")
         return 1
     started = time.perf_counter()
     with Progress(
@@ -181,9 +194,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for label, key in (("skipped", "problems"), ("warning", "warnings")):
             for item in report.get(key, []):
                 if (item["source"], item["reason"]) not in reporter.reported:
-                    console.print(f"[yellow]{label}[/] {item['source']}: {item['reason']}")
+                    console.print(
+                        f"[yellow]{label}[/] {shown(item['source'])}: {shown(item['reason'])}"
+                    )
     if report.get("llm_unavailable"):
-        console.print(f"[red]LLM unavailable:[/] {report['llm_unavailable']}")
+        console.print(f"[red]LLM unavailable:[/] {shown(report['llm_unavailable'])}")
         return EXIT_LLM_UNAVAILABLE
     loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
     return 0 if loaded or not report.get("problems") else 1
@@ -215,15 +230,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
         mark = "*" if s["number"] in cited else ""
         table.add_row(
             f"{s['number']}{mark}",
-            s["doc_title"],
-            s["model"] or "",
-            ", ".join(s["nouns"]),
+            escape(s["doc_title"]),
+            escape(s["model"] or ""),
+            escape(", ".join(s["nouns"])),
             f"{s['score']:.3f}",
-            s["text"][:90].replace("\n", " ") + "…",
+            escape(s["text"][:90].replace("\n", " ")) + "…",
         )
     Console().print(table)
     if result.get("retrieval_note"):
-        console.print(f"[dim]{result['retrieval_note']}[/]")
+        console.print(f"[dim]{escape(result['retrieval_note'])}[/]")
     return 0
 
 
@@ -293,11 +308,11 @@ def cmd_docs(args: argparse.Namespace) -> int:
     for record in records:
         profile = stored_profile(record.metadata)
         table.add_row(
-            record.doc_id,
-            record.title,
+            shown(record.doc_id),
+            escape(record.title),
             str(record.chunk_count),
-            str(profile.get("model") or ""),
-            card_summary(profile.get("identity") or {}),
+            escape(str(profile.get("model") or "")),
+            escape(card_summary(profile.get("identity") or {})),
         )
     Console().print(table)
     return 0
@@ -418,11 +433,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ValueError, RuntimeError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {shown(exc)}")
         return 2
     except psycopg.OperationalError as exc:  # includes the pool's timeout
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        console.print(f"[red]error:[/] cannot reach the database: {first_line}")
+        console.print(f"[red]error:[/] cannot reach the database: {shown(first_line)}")
         return 2
     except KeyboardInterrupt:
         stop_at_once("interrupted")

@@ -113,6 +113,11 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _one_line(error: Exception) -> str:
+    """A database error in one line (libpq's span three: "server closed the connection ...")."""
+    return _short(" ".join(str(error).split()) or type(error).__name__)
+
+
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     body = schema.model_json_schema()
     body.pop("title", None)
@@ -229,7 +234,7 @@ def _cache_get(store: Store, key: str) -> Any | None:
     try:
         return store.cache_get(key)
     except psycopg.Error as exc:
-        log.warning("LLM cache read failed (%s); asking the model", exc)
+        log.warning("LLM cache read failed (%s); asking the model", _one_line(exc))
         return None
 
 
@@ -237,7 +242,7 @@ def _cache_put(store: Store, key: str, model_identity: str, value: Any) -> None:
     try:
         store.cache_put(key, model_identity, value)
     except psycopg.Error as exc:
-        log.warning("LLM cache write failed (%s); the answer is used but not kept", exc)
+        log.warning("LLM cache write failed (%s); the answer is used but not kept", _one_line(exc))
 
 
 def chat_messages(system: str, user: str) -> list[BaseMessage]:

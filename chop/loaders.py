@@ -210,7 +210,19 @@ def emanual_device_name(path: str | Path) -> str:
 
 def clean_title(stem: str) -> str:
     """A readable title from a file stem: "_" and "-" become spaces, whitespace collapsed."""
-    return " ".join(stem.replace("_", " ").replace("-", " ").split())
+    return " ".join(name_text(stem).replace("_", " ").replace("-", " ").split())
+
+
+def name_text(name: str) -> str:
+    """A file name or path as text PostgreSQL can store: bytes of a name that is not UTF-8
+    (Python holds them as lone surrogates, which no text column accepts) are written as
+    ``\\xff`` escapes, so the file is still ingested, under a readable, stable id."""
+    if not _SURROGATES.search(name):
+        return name
+    try:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that did not come from a file name's bytes
+        return _SURROGATES.sub("\ufffd", name)
 
 
 def normalize_text(text: str) -> str:
@@ -824,9 +836,9 @@ def _document(path: Path, title: str, text: str, fmt: str, spans: list[Span]) ->
 def _doc_id(path: Path) -> str:
     """The resolved absolute path: stable across runs and working directories."""
     try:
-        return str(path.resolve())
+        return name_text(str(path.resolve()))
     except (OSError, RuntimeError):
-        return str(path.absolute())
+        return name_text(str(path.absolute()))
 
 
 _SURROGATES = re.compile("[\ud800-\udfff]")

@@ -11,6 +11,7 @@ migrated when first opened (RENAMED_*). The embedded server is started by chop.p
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,6 +32,10 @@ from chop.config import Context
 from chop.pgserver import held_url, resolve_database_url, stop_embedded_server
 
 R = TypeVar("R")
+# The pool logs each failed reconnect ("error connecting in 'pool-1': ... the database system
+# is shutting down") while it waits out a database restart it then survives; a failure that
+# lasts ends as PoolTimeout, which the CLI reports in one line.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 RRF_K = 60
 

@@ -22,7 +22,12 @@ NEEDS_RELABEL = "needs-relabel:"
 def llm_fallbacks(state: DocumentState) -> int:
     """How many of the document's labels (and its profile) are fallbacks for a failed LLM call."""
     profile = state.get("profile")
-    failed = int(profile is not None and profile["source"] == "fallback")
+    # A failed profile call counts even when the title named the model: the category is
+    # still the LLM's to give.
+    failed = int(
+        (profile is not None and profile["source"] == "fallback")
+        or state.get("stats", {}).get("profile_fallbacks", 0) > 0
+    )
     for item in state.get("prepared", []):
         failed += int(
             item["continuity"] == "llm-fallback"
