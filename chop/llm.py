@@ -8,7 +8,9 @@ one deadline (Context.llm_deadline_s) for all attempts together: the HTTP client
 retry on its own, so a hung endpoint costs one deadline, not attempts × client retries ×
 timeout, and every attempt is counted. When the retries are spent the call returns
 ``value=None`` with the error, and the caller applies its documented fallback; nothing raises
-into the graph.
+into the graph. An endpoint that gave no reply to OUTAGE_AFTER tasks in a row is not asked
+again for OUTAGE_PROBE_S seconds (then one task probes it): a run against a dead or hung
+server ends in minutes with its labels left to relabel, not after one deadline per chunk.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 MAX_ATTEMPTS = 3
 MIN_ATTEMPT_S = 0.5  # an attempt with less time left than this is not started
+OUTAGE_AFTER = 4  # tasks in a row without a reply before chop stops asking the endpoint
+OUTAGE_PROBE_S = 60.0  # then one task asks again after this long: a server may come back
+REQUEST_ERRORS = {400, 404, 413, 422}  # the server answered: this request, not the endpoint
 _in_process_lock = threading.Lock()
 _slots_lock = threading.Lock()
 _semaphores: dict[int, threading.BoundedSemaphore] = {}
@@ -46,6 +51,57 @@ _fence = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 class InvalidOutput(ValueError):
     """The model answered, but not with a value of the schema."""
+
+
+@dataclass
+class _Outage:
+    failures: int = 0  # tasks in a row that got no reply
+    opened_at: float | None = None  # when chop stopped asking
+    probing: bool = False
+    last_error: str = ""
+
+
+_outages: dict[str, _Outage] = {}
+_outages_lock = threading.Lock()
+
+
+def reset_outages() -> None:
+    """Forget every endpoint's failures (a new process, or a test, starts from here)."""
+    with _outages_lock:
+        _outages.clear()
+
+
+def _endpoint_down(model_identity: str) -> str | None:
+    """Why not to ask the endpoint now, or None; after OUTAGE_PROBE_S one task may probe."""
+    with _outages_lock:
+        outage = _outages.get(model_identity)
+        if outage is None or outage.opened_at is None:
+            return None
+        if not outage.probing and time.monotonic() - outage.opened_at >= OUTAGE_PROBE_S:
+            outage.probing = True
+            return None
+        return (
+            f"EndpointDown: {outage.failures} tasks in a row got no reply, not asked again "
+            f"for {OUTAGE_PROBE_S:.0f} s (last: {outage.last_error})"
+        )
+
+
+def _record_reply(model_identity: str, error: str | None) -> None:
+    """A task's outcome: ``error`` None when the endpoint replied, else why it did not."""
+    with _outages_lock:
+        outage = _outages.setdefault(model_identity, _Outage())
+        if error is None:
+            outage.failures, outage.opened_at, outage.probing = 0, None, False
+            return
+        outage.failures += 1
+        outage.last_error = error
+        if outage.probing or outage.failures >= OUTAGE_AFTER:
+            outage.opened_at, outage.probing = time.monotonic(), False
+
+
+def _replied(error: Exception) -> bool:
+    """Whether the endpoint answered this request (badly) rather than not at all."""
+    return isinstance(error, InvalidOutput) or getattr(error, "status_code", None) in REQUEST_ERRORS
 
 
 @dataclass
@@ -165,6 +221,9 @@ def structured_call(
                 return CallResult(parse_reply(hit, schema), cached=True)
             except InvalidOutput:
                 pass  # schema changed since it was stored: ask again
+    down = _endpoint_down(model_identity)
+    if down is not None:
+        return CallResult(None, error=down)
     attempts = 0
     busy = 0.0  # seconds the model worked (not waiting for the in-process lock)
     raw: str | None = None
@@ -199,13 +258,10 @@ def structured_call(
     try:
         value = retrying(attempt, messages)
     except Exception as exc:  # every failure ends in the caller's fallback
-        return CallResult(
-            None,
-            seconds=busy,
-            attempts=attempts,
-            error=f"{type(exc).__name__}: {_short(str(exc))}",
-            raw=raw,
-        )
+        error = f"{type(exc).__name__}: {_short(str(exc))}"
+        _record_reply(model_identity, None if _replied(exc) else error)
+        return CallResult(None, seconds=busy, attempts=attempts, error=error, raw=raw)
+    _record_reply(model_identity, None)
     if store is not None:
         _cache_put(store, key, model_identity, value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw)

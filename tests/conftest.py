@@ -13,9 +13,18 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from chop.config import Context
+from chop.llm import reset_outages
 from chop.models import get_embedder, use_models
 from chop.store import Store, store_for
 from tests.fakes import ScriptedChatModel
+
+
+@pytest.fixture(autouse=True)
+def endpoints_start_healthy() -> Iterator[None]:
+    """An endpoint a test took down is not remembered as down by the next test."""
+    reset_outages()
+    yield
+    reset_outages()
 
 
 @pytest.fixture(scope="session")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from chop import llm
 from chop.cnm import CNMReply, ContinuityReply
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
@@ -49,6 +51,34 @@ def test_a_reply_that_stays_bad_falls_back_and_says_why(context: Context, store:
         )
     assert result.value is None and result.attempts == 3
     assert result.error and "InvalidOutput" in result.error
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_endpoint_that_gives_no_reply_is_left_alone_until_one_task_probes_it(
+    context: Context, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()  # nothing listens there yet
+    ctx = remote(context, f"http://127.0.0.1:{port}", llm_deadline_s=2.0)
+
+    def ask(n: int) -> llm.CallResult[CNMReply]:
+        return structured_call(ctx, store, "cnm", chat_messages("label", f"p{n}"), CNMReply)
+
+    refused = [ask(n) for n in range(llm.OUTAGE_AFTER)]
+    assert all(r.value is None and r.attempts > 0 for r in refused)
+    skipped = ask(99)
+    assert skipped.attempts == 0, "a dead endpoint is not asked once per chunk"
+    assert skipped.error and skipped.error.startswith("EndpointDown")
+    assert "ConnectError" in skipped.error or "Connection" in skipped.error, "the cause is kept"
+    monkeypatch.setattr(llm, "OUTAGE_PROBE_S", 0.0)
+    with running_stub(latency=(0, 0), port=port):
+        probe = ask(100)
+        assert probe.value is not None, "after the pause one task asks, and the server is back"
+        assert ask(101).value is not None
 
 
 def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
