@@ -12,8 +12,11 @@ import json
 import logging
 import math
 import os
+import pickle
 import re
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from io import BytesIO
 from pathlib import Path
@@ -42,10 +45,11 @@ __all__ = [
     "LoadError",
     "clean_title",
     "emanual_device_name",
+    "files_to_load",
     "input_file_hashes",
-    "iter_documents",
     "load_emanual",
     "load_file",
+    "load_one",
     "load_paths",
     "normalize_text",
 ]
@@ -54,6 +58,7 @@ TEXT_SUFFIXES = frozenset({".txt", ".text"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 PDF_SUFFIXES = frozenset({".pdf"})
+PARALLEL_PDF_BYTES = 2 * 1024 * 1024  # less PDF than this parses faster than workers start
 JSON_SUFFIXES = frozenset({".json"})
 SUPPORTED_SUFFIXES: frozenset[str] = (
     TEXT_SUFFIXES | MARKDOWN_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | JSON_SUFFIXES
@@ -81,26 +86,36 @@ class LoadError(Exception):
 
 
 def load_paths(
-    paths: Sequence[str | Path], *, max_file_mb: int = 50
+    paths: Sequence[str | Path], *, max_file_mb: int = 50, workers: int | None = None
 ) -> tuple[list[SourceDocument], list[Problem]]:
-    """Load every supported file under `paths`; bad inputs become Problems, never exceptions."""
+    """Load every supported file under `paths`; bad inputs become Problems, never exceptions.
+
+    Parsing a PDF is pure-Python CPU work (about 0.1 s a page with pypdf), so a batch of PDFs
+    is parsed by one worker process per core (``workers``: default the number of cores);
+    documents keep the order of the files either way.
+    """
     problems: list[Problem] = []
-    documents = list(iter_documents(paths, problems=problems, max_file_mb=max_file_mb))
+    files = files_to_load(paths, problems)
+    pdf_bytes = sum(_size(path) for path in files if path.suffix.lower() in PDF_SUFFIXES)
+    if workers is None:
+        many = pdf_bytes >= PARALLEL_PDF_BYTES
+        workers = min(os.cpu_count() or 1, len(files)) if many else 1
+    results = _load_in_workers(files, max_file_mb, workers)
+    documents: list[SourceDocument] = []
+    for loaded, found in results:
+        documents.extend(loaded)
+        problems.extend(found)
     return documents, problems
 
 
-def iter_documents(
-    paths: Sequence[str | Path], *, problems: list[Problem], max_file_mb: int = 50
-) -> Iterator[SourceDocument]:
-    """Stream documents one by one (so a caller can ingest huge folders in bounded memory).
-
-    Problems are appended to `problems` as they are found. A file reached twice (named
-    directly and inside a named directory, or through a symlink) is loaded once.
-    """
+def files_to_load(paths: Sequence[str | Path], problems: list[Problem]) -> list[Path]:
+    """The supported files under ``paths``, each once: a file reached twice (named directly
+    and inside a named directory, or through a symlink) is loaded once. What cannot be listed
+    is a Problem."""
     seen: set[str] = set()
+    files: list[Path] = []
     for raw in paths:
-        path = Path(raw)
-        for file_path, named in _expand(path, problems):
+        for file_path, named in _expand(Path(raw), problems):
             try:
                 key = str(file_path.resolve())
             except (OSError, RuntimeError):
@@ -112,17 +127,103 @@ def iter_documents(
                 continue
             if file_path.name.endswith(SIDECAR_SUFFIX):
                 continue  # read with the document it describes
-            try:
-                docs = load_file(file_path, max_file_mb=max_file_mb)
-                docs = _with_sidecar(file_path, docs, problems)
-            except LoadError as err:
-                problems.append(Problem(source=str(file_path), reason=str(err)))
-                continue
-            except Exception as err:  # a loader bug must not sink the whole batch
-                reason = f"unexpected error: {type(err).__name__}: {err}"
-                problems.append(Problem(source=str(file_path), reason=_one_line(reason)))
-                continue
-            yield from docs
+            files.append(file_path)
+    return files
+
+
+def load_one(file_path: Path, max_file_mb: int = 50) -> tuple[list[SourceDocument], list[Problem]]:
+    """One file's documents and problems; never raises, so one bad file sinks nothing else."""
+    problems: list[Problem] = []
+    try:
+        docs = load_file(file_path, max_file_mb=max_file_mb)
+        return _with_sidecar(file_path, docs, problems), problems
+    except LoadError as err:
+        problems.append(Problem(source=str(file_path), reason=str(err)))
+    except Exception as err:  # a loader bug must not sink the whole batch
+        reason = f"unexpected error: {type(err).__name__}: {err}"
+        problems.append(Problem(source=str(file_path), reason=_one_line(reason)))
+    return [], problems
+
+
+Loaded = tuple[list[SourceDocument], list[Problem]]
+
+
+def _load_in_workers(files: list[Path], max_file_mb: int, workers: int) -> list[Loaded]:
+    """Each file's result, in order, parsed by ``workers`` processes (``python -m
+    chop.parse_worker``: a fresh interpreter, so nothing of the caller's script or threads is
+    copied). A worker that fails leaves its files to this process."""
+    if workers <= 1 or len(files) <= 1:
+        return [load_one(path, max_file_mb) for path in files]
+    shares: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for index in sorted(range(len(files)), key=lambda i: -_size(files[i])):  # largest first
+        least = loads.index(min(loads))
+        shares[least].append(index)
+        loads[least] += _size(files[index])
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )}  # fmt: skip
+    running: list[tuple[list[int], subprocess.Popen[bytes] | None]] = []
+    try:
+        for share in shares:
+            running.append((share, _start_worker([str(files[i]) for i in share], max_file_mb, env)))
+        results: dict[int, Loaded] = {}
+        for share, worker in running:
+            loaded = _worker_results(worker)
+            if loaded is None or len(loaded) != len(share):
+                loaded = [load_one(files[i], max_file_mb) for i in share]
+            results.update(zip(share, loaded, strict=True))
+        return [results[i] for i in range(len(files))]
+    finally:
+        for _, worker in running:
+            if worker is not None and worker.poll() is None:
+                worker.kill()
+                worker.wait()
+
+
+def _start_worker(
+    paths: list[str], max_file_mb: int, env: dict[str, str]
+) -> subprocess.Popen[bytes] | None:
+    """A parse worker given its files, or None when it cannot start."""
+    try:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "chop.parse_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except OSError:
+        return None
+    try:
+        assert worker.stdin is not None
+        worker.stdin.write(pickle.dumps((paths, max_file_mb)))
+        worker.stdin.close()
+    except OSError:
+        worker.kill()
+        worker.wait()
+        return None
+    return worker
+
+
+def _worker_results(worker: subprocess.Popen[bytes] | None) -> list[Loaded] | None:
+    """What a worker parsed, or None when it failed."""
+    if worker is None or worker.stdout is None:
+        return None
+    try:
+        output = worker.stdout.read()
+        loaded = pickle.loads(output) if worker.wait() == 0 else None
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+        return None
+    return loaded if isinstance(loaded, list) else None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def input_file_hashes(paths: Sequence[str | Path], *, max_file_mb: int = 50) -> list[list[str]]:

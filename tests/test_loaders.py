@@ -457,3 +457,18 @@ def test_a_sidecar_sets_identity_fields_and_a_broken_one_is_one_problem(tmp_path
     assert "identity" not in by_name["zenith.txt"]["metadata"]
     assert [Path(p["source"]).name for p in problems] == ["zenith.meta.json"]
     assert "unknown identity field 'colour'" in problems[0]["reason"]
+
+
+def test_pdfs_parsed_by_worker_processes_load_exactly_as_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(4):
+        pages = [f"Report {n} page {p}: revenue grew in fiscal {2020 + n}." for p in range(3)]
+        (tmp_path / f"report-{n}.pdf").write_bytes(make_pdf(pages, title=f"Report {n}"))
+    (tmp_path / "notes.md").write_text("# Notes\n\nPlain notes beside the reports.\n")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
+    alone = load_paths([tmp_path], workers=1)
+    assert len(alone[0]) == 5 and len(alone[1]) == 1
+    assert load_paths([tmp_path], workers=2) == alone, "same documents, order and problems"
+    monkeypatch.setattr("sys.executable", "/bin/false")  # a worker that cannot start
+    assert load_paths([tmp_path], workers=2) == alone, "its files are parsed here instead"
