@@ -8,18 +8,19 @@ with :func:`use_models`; nothing downloads weights at run time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -178,7 +179,26 @@ def local_gguf_path(data_dir: str | Path) -> Path:
 
 
 # ----------------------------------------------------------------- factories
-@lru_cache(maxsize=4)
+_building = threading.Lock()
+FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
+
+
+def built_once(factory: FactoryT) -> FactoryT:
+    """``lru_cache`` whose builds run one at a time. lru_cache alone lets threads that ask at
+    the same moment each build: forty documents starting together loaded forty copies of the
+    local LLM, and llama.cpp's concurrent stdout redirections left ``sys.stdout`` pointing at
+    /dev/null, so ``chop ingest --json`` printed nothing."""
+    cached = lru_cache(maxsize=8)(factory)
+
+    @functools.wraps(factory)
+    def build(*args: Any) -> Any:
+        with _building:
+            return cached(*args)
+
+    return build  # type: ignore[return-value]
+
+
+@built_once
 def _local_chat_model(gguf: str, threads: int) -> BaseChatModel:
     try:
         from langchain_community.chat_models import ChatLlamaCpp
@@ -203,7 +223,7 @@ def _local_chat_model(gguf: str, threads: int) -> BaseChatModel:
     )
 
 
-@lru_cache(maxsize=8)
+@built_once
 def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
@@ -217,12 +237,12 @@ def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatMod
     )
 
 
-@lru_cache(maxsize=4)
+@built_once
 def _local_embedder(name: str) -> Embedder:
     return SentenceTransformerEmbedder(local_embedding_dir(), name)
 
 
-@lru_cache(maxsize=8)
+@built_once
 def _openai_embedder(model: str, base_url: str) -> Embedder:
     from langchain_openai import OpenAIEmbeddings
 
