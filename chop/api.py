@@ -133,8 +133,10 @@ def _run_ingest(
     checkpointer: BaseCheckpointSaver | None,
     thread_id: str | None,
 ) -> dict[str, Any]:
+    from chop.llm import reset_outages
     from graphs.ingest import build_ingest_graph
 
+    reset_outages()  # each run gives the endpoint a fresh chance: it may be back
     graph: Any = build_ingest_graph()
     if checkpointer is not None:
         graph = graph.builder.compile(checkpointer=checkpointer, name="ingest")

@@ -11,6 +11,7 @@ timeout, and every attempt is counted. When the retries are spent the call retur
 into the graph. An endpoint that gave no reply to OUTAGE_AFTER tasks in a row is not asked
 again for OUTAGE_PROBE_S seconds (then one task probes it): a run against a dead or hung
 server ends in minutes with its labels left to relabel, not after one deadline per chunk.
+Each ingest through chop.api starts with the endpoint trusted again.
 """
 
 from __future__ import annotations
