@@ -62,27 +62,24 @@ def write_good_documents(folder: Path, count: int = 8) -> list[Path]:
     return paths
 
 
-def _html_manual_a(folder: Path) -> Path:
-    body = "".join(f"<h2>{t}</h2><p>{p}</p>" for t, p in _sections("Breezeline 500", TOPICS))
-    path = folder / "breezeline-500.html"
+def _html_manual(folder: Path, model: str, head: str = "", before: str = "") -> Path:
+    """An HTML manual with h2 sections; ``head`` and ``before`` add what is not text."""
+    body = "".join(f"<h2>{t}</h2><p>{p}</p>" for t, p in _sections(model, TOPICS))
+    path = folder / f"{model.lower().replace(' ', '-')}.html"
     path.write_text(
-        "<html><head><title>Breezeline 500 Dehumidifier Manual</title>"
-        "<script>alert('not text')</script></head><body><h1>Breezeline 500 Dehumidifier</h1>"
-        f"{body}</body></html>",
+        f"<html><head><title>{model} Dehumidifier Manual</title>{head}</head><body>"
+        f"{before}<h1>{model} Dehumidifier</h1>{body}</body></html>",
         encoding="utf-8",
     )
     return path
+
+
+def _html_manual_a(folder: Path) -> Path:
+    return _html_manual(folder, "Breezeline 500", head="<script>alert('not text')</script>")
 
 
 def _html_manual_b(folder: Path) -> Path:
-    body = "".join(f"<h2>{t}</h2><p>{p}</p>" for t, p in _sections("Breezeline 700", TOPICS))
-    path = folder / "breezeline-700.html"
-    path.write_text(
-        "<html><head><title>Breezeline 700 Dehumidifier Manual</title></head><body>"
-        f"<nav>Home | Manuals</nav><h1>Breezeline 700 Dehumidifier</h1>{body}</body></html>",
-        encoding="utf-8",
-    )
-    return path
+    return _html_manual(folder, "Breezeline 700", before="<nav>Home | Manuals</nav>")
 
 
 def _text_notes(folder: Path) -> Path:
