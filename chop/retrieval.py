@@ -74,23 +74,25 @@ def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list
         boosted = replace(hit, score=hit.score + bonus)
         if hit.id not in merged or merged[hit.id].score < boosted.score:
             merged[hit.id] = boosted
-    return sorted(merged.values(), key=lambda h: (-h.score, h.doc_title, h.chunk_index))[:k]
+    return sorted(merged.values(), key=rank_key)[:k]
 
 
 def with_room_for(hits: list[Hit], own: list[Hit], k: int) -> list[Hit]:
     """``hits`` with at least a quarter of the k places held by ``own``'s best chunks: the
     secondary documents (the Q4 earnings release next to the 10-K) rank below the reference
     but their best evidence stays in view of the answer."""
-    room = max(1, k // 4)
-    ids = {hit.id for hit in own}
-    missing = [hit for hit in own if hit.id not in {h.id for h in hits}][
-        : max(0, room - sum(hit.id in ids for hit in hits))
-    ]
+    ranked = {hit.id for hit in hits}
+    secondary = {hit.id for hit in own}
+    room = max(1, k // 4) - sum(hit.id in secondary for hit in hits)
+    missing = [hit for hit in own if hit.id not in ranked][: max(0, room)]
     if not missing:
         return hits
-    return sorted(
-        hits[: k - len(missing)] + missing, key=lambda h: (-h.score, h.doc_title, h.chunk_index)
-    )
+    return sorted(hits[: k - len(missing)] + missing, key=rank_key)
+
+
+def rank_key(hit: Hit) -> tuple[float, str, int]:
+    """Best score first; ties in a stable, readable order."""
+    return (-hit.score, hit.doc_title, hit.chunk_index)
 
 
 def retrieve_for_question(
