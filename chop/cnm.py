@@ -150,6 +150,14 @@ def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
     return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
 
 
+def section_title(chunk: Chunk) -> str | None:
+    """What the document's structure says a chunk is about: the titles of the sections it
+    opens, else of the section it continues; None for a chunk under no heading."""
+    paths = chunk["metadata"].get("headings") or [chunk["metadata"].get("heading") or ""]
+    leaves = [clean for path in paths if (clean := path.split(" > ")[-1].strip())]
+    return ", ".join(leaves) or None
+
+
 def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
     """Clean the LLM's CNM and hold its model and category to what the document supports."""
     cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])

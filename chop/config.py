@@ -103,6 +103,12 @@ class Context:
         "'sections': where a document has headings, one chunk per section (short ones joined "
         "with the next, long ones windowed); 'windows': fixed token windows everywhere.",
     )
+    section_weight: float = _described(
+        _env_float("CHOP_SECTION_WEIGHT", 0.2),
+        "Weight of the section title's vector added to the vector of each chunk under a "
+        "heading (then normalised): a question that names a section's topic finds it even "
+        "where the chunk's text says it in other words. 0 embeds the prefixed chunk alone.",
+    )
     continuity_mode: ContinuityMode = _described(
         _env("CHOP_CONTINUITY_MODE", "gate"),
         "'llm': the paper (LLM judges every pair); 'gate': cheap signals decide clear pairs, "
@@ -177,6 +183,8 @@ class Context:
             raise ValueError(f"k must be at most {MAX_K}, not {self.k}")
         if not 0 <= self.chunk_overlap < self.chunk_tokens:
             raise ValueError("chunk_overlap must be at least 0 and smaller than chunk_tokens")
+        if not 0 <= self.section_weight <= 1:
+            raise ValueError(f"section_weight must be between 0 and 1, not {self.section_weight!r}")
         for name in ("llm_timeout_s", "llm_deadline_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")

@@ -76,6 +76,7 @@ class PreparedChunk(TypedDict):
     flags: list[str]
     prefix: str
     embedded_text: str
+    section_title: str | None  # its vector is added to the chunk's (Context.section_weight)
 
 
 class IngestInput(TypedDict, total=False):

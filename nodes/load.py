@@ -42,6 +42,7 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
         ctx.gate_low,
         ctx.gate_high,
         ctx.joint_extraction,
+        ctx.section_weight,
         chat_model_identity(ctx),
         embedder_name,
     ]

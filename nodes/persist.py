@@ -14,7 +14,8 @@ from chop.config import Context
 from chop.models import get_embedder
 from chop.profile import STORED_KEY
 from chop.state import DocumentState
-from chop.store import ChunkRow, DocumentRecord, embedding_key, store_for
+from chop.store import ChunkRow, DocumentRecord, store_for
+from nodes.embed import vector_key
 
 NEEDS_RELABEL = "needs-relabel:"
 
@@ -53,7 +54,7 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
             cnm_source=item["cnm_source"],
             continuity=item["continuity"],
             flags=item["flags"],
-            embedding_key=embedding_key(item["embedded_text"], embedder_name),
+            embedding_key=vector_key(item, embedder_name, ctx.section_weight),
             char_start=item["chunk"]["char_start"],
             char_end=item["chunk"]["char_end"],
             embedding=vector,

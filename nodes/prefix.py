@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.cnm import CNM, embedded_text, prefix_line
+from chop.cnm import CNM, embedded_text, prefix_line, section_title
 from chop.profile import profile_cnm
 from chop.state import DocumentState, PreparedChunk
 
@@ -41,6 +41,7 @@ def prefix(state: DocumentState) -> dict[str, Any]:
                 flags=flags,
                 prefix=prefix_line(cnm, chunk["doc_title"]),
                 embedded_text=embedded_text(cnm, chunk["text"], chunk["doc_title"]),
+                section_title=section_title(chunk),
             )
         )
     return {"prepared": prepared}

@@ -7,9 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 import prompts
 from chop.api import ingest
-from chop.cnm import CNM, drop_product_names, prefix_line
+from chop.cnm import CNM, drop_product_names, prefix_line, section_title
 from chop.config import Context
 from chop.documents import make_document
 from chop.state import Chunk
@@ -377,3 +380,50 @@ def test_an_instruction_in_a_documents_opening_cannot_relabel_its_profile(
     assert models["titled"] == "Galaxy S10", "the title names the model"
     assert models["untitled"] != "Galaxy S99", "the instruction never reached the labeller"
     assert all("Galaxy S99" not in user for task, user in scripted.calls if task == "profile")
+
+
+def stored_vectors(store, collection: str) -> list[tuple[dict, np.ndarray]]:  # type: ignore[no-untyped-def]
+    """Each stored chunk with its vector."""
+    rows = store.chunks(collection)
+    by_key: dict[str, np.ndarray] = {}
+    for doc_id in {row["doc_id"] for row in rows}:
+        by_key.update(store.embeddings_by_key(collection, doc_id))
+    return [(row, by_key[row["embedding_key"]]) for row in rows]
+
+
+def test_a_chunk_under_a_heading_is_embedded_with_its_section_titles_vector(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,
+    embedder,
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    (tmp_path / "Coolwave 225B Guide.md").write_text(
+        "# Coolwave 225B Guide\n\n## Filter care\n\n" + FILTER + "\n\n## Tank\n\n" + TANK * 2
+    )
+    (tmp_path / "notes.txt").write_text(FILTER + "\n\n" + TANK)
+    ctx = context.with_overrides(chunk_tokens=40, chunk_overlap=0)
+    assert ctx.section_weight == 0.2, "on by default"
+    ingest([tmp_path], context=ctx)
+    titles = []
+    for row, vector in stored_vectors(store, ctx.collection):
+        plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
+        title = section_title(Chunk(**{**chunk(0), "metadata": row["metadata"]}))
+        if title is None:  # plain text: the prefixed chunk alone
+            np.testing.assert_allclose(vector, plain, atol=1e-5)
+            continue
+        titles.append(title)
+        folded = plain + 0.2 * embedder.embed([title])[0]
+        np.testing.assert_allclose(vector, folded / np.linalg.norm(folded), atol=1e-5)
+    assert {"Filter care", "Tank"} <= set(titles)
+
+    report = ingest([tmp_path], context=ctx.with_overrides(section_weight=0.0))
+    assert report["updated"] == 2, "another weight is another index"
+    for row, vector in stored_vectors(store, ctx.collection):
+        plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
+        np.testing.assert_allclose(vector, plain, atol=1e-5)
+
+
+def test_a_section_weight_outside_zero_to_one_is_refused(context: Context) -> None:
+    with pytest.raises(ValueError, match="section_weight must be between 0 and 1"):
+        context.with_overrides(section_weight=1.5)
