@@ -11,6 +11,7 @@ unfiltered search and says so. Context.search="hybrid" fuses full-text and vecto
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +24,7 @@ from chop.profile import stored_profile
 from chop.query import QuestionCNM, match_question
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
+POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
 # the share of the boost for documents that cover the question but are not its reference
 SECONDARY_SHARE = 0.5
@@ -51,17 +53,42 @@ def identity_cards(records: Iterable[DocumentRecord]) -> dict[str, dict[str, Any
 
 
 def without_names(question: str, cards: list[dict[str, Any]]) -> str:
-    """The question without the words that name its documents ("[Galaxy S10] ..."): in a
-    full-text query they match every chunk of the document and drown the topic words."""
-    names = {
-        token
+    """The question without the words that name its documents ("[Samsung Smart TV remote] ..."):
+    in the embedded query they pull towards every chunk that mentions the product, and in a
+    full-text query they match all of the document's chunks and drown the topic words.
+
+    A run of words names a document when it holds at least half of one of its names' tokens:
+    "S9" names "Galaxy S9", a lone "TV" in "pair the remote with the TV" does not name
+    "Smart TV remote". A capitalised word just before the run is the brand the card leaves out
+    ("Samsung", "Galaxy" before "S10") and goes with it."""
+    names = [
+        set(tokens(str(value)))
         for card in cards
         for value in (card.get("model"), card.get("entity"), *(card.get("aliases") or []))
-        if value
-        for token in tokens(str(value))
-    }
-    kept = [word for word in question.split() if not set(tokens(word)) <= names]
+        if value and tokens(str(value))
+    ]
+    vocabulary = set().union(*names)
+    words = question.split()
+    named = [bool(_tokens(w)) and set(_tokens(w)) <= vocabulary for w in words]
+    dropped = [False] * len(words)
+    start = 0
+    while start < len(words):
+        end = start + 1
+        if named[start]:
+            while end < len(words) and named[end]:
+                end += 1
+            run = {token for word in words[start:end] for token in _tokens(word)}
+            if any(2 * len(run & name) >= len(name) for name in names):
+                brand = start > 0 and words[start - 1].lstrip("[(\"'")[:1].isupper()
+                dropped[start - brand : end] = [True] * (end - start + brand)
+        start = end
+    kept = [word for word, drop in zip(words, dropped, strict=True) if not drop]
     return " ".join(kept) or question
+
+
+def _tokens(word: str) -> list[str]:
+    """A question word's tokens, a possessive's "'s" left out ("Amcor's" names Amcor)."""
+    return tokens(POSSESSIVE.sub("", word))
 
 
 def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list[Hit]:
