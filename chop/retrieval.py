@@ -69,7 +69,8 @@ def without_names(question: str, cards: list[dict[str, Any]]) -> str:
     ]
     vocabulary = set().union(*names)
     words = question.split()
-    named = [bool(_tokens(w)) and set(_tokens(w)) <= vocabulary for w in words]
+    word_tokens = [set(_tokens(word)) for word in words]
+    named = [bool(found) and found <= vocabulary for found in word_tokens]
     dropped = [False] * len(words)
     start = 0
     while start < len(words):
@@ -77,10 +78,11 @@ def without_names(question: str, cards: list[dict[str, Any]]) -> str:
         if named[start]:
             while end < len(words) and named[end]:
                 end += 1
-            run = {token for word in words[start:end] for token in _tokens(word)}
+            run = set().union(*word_tokens[start:end])
             if any(2 * len(run & name) >= len(name) for name in names):
                 brand = start > 0 and words[start - 1].lstrip("[(\"'")[:1].isupper()
-                dropped[start - brand : end] = [True] * (end - start + brand)
+                first = start - 1 if brand else start
+                dropped[first:end] = [True] * (end - first)
         start = end
     kept = [word for word, drop in zip(words, dropped, strict=True) if not drop]
     return " ".join(kept) or question
@@ -135,7 +137,8 @@ def retrieve_for_question(
     resolution = resolve(question, cards)
     doc_ids, secondary = resolution.doc_ids, resolution.secondary
     named = [cards[d] for d in (doc_ids + secondary or list(cards)) if d in cards]
-    vector = embedder.embed([without_names(question, named) if doc_ids else question])[0]
+    topic = without_names(question, named)
+    vector = embedder.embed([topic if doc_ids else question])[0]
     if doc_ids:
         matched = QuestionCNM(model=resolution.named, category=None, unknown_model=None)
     else:
@@ -145,7 +148,7 @@ def retrieve_for_question(
             store.distinct_values(ctx.collection, "category"),
         )
     # in a full-text query the documents' own names match all their chunks: topic words only
-    text = without_names(question, named) if ctx.search == "hybrid" else None
+    text = topic if ctx.search == "hybrid" else None
     note = ""
     hits: list[Hit] = []
     every_document = bool(doc_ids) and len(doc_ids) + len(secondary) == len(records)
