@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast, get_args
 
 import psycopg
 from rich.console import Console
@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from chop.config import Context
+from chop.config import Context, SearchMode
 from chop.identity import USER_FIELDS, user_card
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="the question" + (" (default: a sample question)" if name == "demo" else ""),
         )
         p.add_argument("--k", type=int, help="chunks to retrieve (default: $CHOP_K)")
-        p.add_argument("--search", choices=["vector", "hybrid"], help="vector or hybrid search")
+        p.add_argument("--search", choices=get_args(SearchMode), help="auto, vector or hybrid")
         p.add_argument(
             "--query-cnm",
             choices=["off", "boost", "filter"],

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 Provider = Literal["local", "openai"]
 ContinuityMode = Literal["llm", "gate", "rules"]
 QueryCnmMode = Literal["off", "boost", "filter"]
-SearchMode = Literal["vector", "hybrid"]
+SearchMode = Literal["auto", "vector", "hybrid"]
 
 
 def _env(name: str, default: str) -> Any:
@@ -145,8 +145,10 @@ class Context:
         "true nearest chunks in large collections, and takes longer.",
     )
     search: SearchMode = _described(
-        _env("CHOP_SEARCH", "vector"),
-        "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank.",
+        _env("CHOP_SEARCH", "auto"),
+        "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank; "
+        "'auto': hybrid for questions about filings (their line items' own words find the "
+        "table pages), vector for everything else (manuals measured better with vectors).",
     )
     query_cnm: QueryCnmMode = _described(
         _env("CHOP_QUERY_CNM", "boost"),

@@ -249,7 +249,7 @@ fts AS (
           ORDER BY rank DESC LIMIT %(n)s) s)
 SELECT {columns},
     COALESCE(1.0 / ({rrf} + vec.r), 0) + COALESCE(1.0 / ({rrf} + fts.r), 0)
-    + {boost} / {rrf} AS score
+    + {boost} AS score
 FROM vec FULL JOIN fts USING (id) JOIN {chunks} c USING (id)
 ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
 """
@@ -456,6 +456,9 @@ class Store:
         ef_search: int = 100,
     ) -> list[Hit]:
         """Top-k chunks by cosine similarity, or by vector+full-text RRF when ``query_text``.
+
+        ``boost`` is added to the boosted chunks' score in the search's own units: cosine
+        points for a vector search, reciprocal-rank points for a hybrid one.
 
         Ties (identical chunks of twin manuals) are broken by document title, then chunk order.
         A filter the planner expects to leave at most EXACT_SCAN_ROWS rows is searched exactly

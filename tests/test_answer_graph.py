@@ -155,6 +155,7 @@ def test_a_period_no_filing_covers_is_declined_without_asking_the_llm(
     ingest(documents=docs, context=ctx)
     found = ask("What did Acme Widgets report for FY2023?", context=ctx)
     assert found["sources"][0]["doc_id"] == "acme2023"
+    assert "hybrid search (filings)" in found["retrieval_note"], "filings: auto is hybrid"
     before = scripted.count("answer")
     missing = ask("What did Acme Widgets report for FY2030?", context=ctx)
     assert missing["answerable"] is False and "FY2030" in missing["answer"]

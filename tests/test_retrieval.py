@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from chop.retrieval import with_own_best, with_room_for, without_names
+from chop.config import Context
+from chop.retrieval import search_for, with_own_best, with_room_for, without_names
 from chop.store import Hit
 
 
@@ -50,6 +51,13 @@ def test_the_words_that_name_the_document_leave_the_query_with_the_brand_before_
     assert without_names("What was Best Buy revenue?", [BEST_BUY]) == "What was revenue?"
 
 
+def test_a_capitalised_question_word_before_a_name_is_not_taken_for_its_brand() -> None:
+    assert without_names("Does S10 support wireless charging?", [S10]) == (
+        "Does support wireless charging?"
+    )
+    assert without_names("How do I reset my Samsung S10?", [S10]) == "How do I reset my"
+
+
 def test_a_word_that_is_only_part_of_a_name_stays_a_topic_word() -> None:
     question = "[Smart TV remote] How do I pair the remote with the TV?"
     assert without_names(question, [TV]) == "How do I pair the remote with the TV?"
@@ -57,3 +65,14 @@ def test_a_word_that_is_only_part_of_a_name_stays_a_topic_word() -> None:
 
 def test_a_question_that_is_only_a_name_is_kept_whole() -> None:
     assert without_names("Galaxy S10", [S10]) == "Galaxy S10"
+
+
+def test_auto_search_is_hybrid_for_filings_and_vector_for_everything_else() -> None:
+    release = {"entity": "Best Buy", "kind": "earnings release"}
+    auto = Context(search="auto")
+    assert search_for(auto, [BEST_BUY, release]) == "hybrid"
+    assert search_for(auto, [BEST_BUY, TV]) == "vector", "a manual among them: vector"
+    assert search_for(auto, [S10]) == "vector"
+    assert search_for(auto, []) == "vector"
+    assert search_for(Context(search="vector"), [BEST_BUY]) == "vector", "a setting is kept"
+    assert search_for(Context(search="hybrid"), [TV]) == "hybrid"

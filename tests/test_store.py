@@ -162,6 +162,20 @@ def test_hybrid_search_finds_exact_terms(store: Store, collection: str) -> None:
     assert hits[0].chunk_index == 13
 
 
+def test_a_hybrid_boost_is_added_in_reciprocal_rank_points(store: Store, collection: str) -> None:
+    named = row("a", 0, unit(1, 0.1))  # nearest vector, no word of the query
+    other = row("b", 0, unit(1, 0.2))
+    other.text = "Error code E4 means the compressor overheated."  # first in both rankings
+    store.replace_document(collection, record("a", 1), [named])
+    store.replace_document(collection, record("b", 1), [other])
+    query = {"query_text": "what does E4 mean"}
+    assert store.search(collection, unit(1), 1, **query)[0].doc_id == "b"
+    first_place = 1 / 60  # one ranking's first place, as chop.retrieval.RRF_BOOST
+    hits = store.search(collection, unit(1), 2, boost_doc_ids=["a"], boost=first_place, **query)
+    assert hits[0].doc_id == "a"
+    assert hits[0].score == pytest.approx(1 / 61 + first_place)
+
+
 def test_deleting_a_document_removes_its_chunks(store: Store, collection: str) -> None:
     store.replace_document(collection, record("a", 1), [row("a", 0, unit(1))])
     assert store.delete_document(collection, "a")
