@@ -270,7 +270,8 @@ def markdown(results: dict[str, Any]) -> str:
         "# FinanceBench dev — subset `fin`",
         "",
         f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
-        f"{s['chunk_overlap']} tokens · {len(results['corpus']['documents'])} PDFs through "
+        f"{s['chunk_overlap']} tokens · chop search `{s['search']}` (CHOP_SEARCH) · "
+        f"{len(results['corpus']['documents'])} PDFs through "
         f"chop.loaders.load_file · {results['corpus']['questions']} questions as written"
         + (
             f" · ONLY {', '.join(results['corpus']['only'])}: a quick check, not the benchmark"
@@ -322,6 +323,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "embedder": embedder.name,
             "chunk_tokens": ctx.chunk_tokens,
             "chunk_overlap": ctx.chunk_overlap,
+            "search": ctx.search,
             "methods": args.methods,
             "load_seconds": round(load_seconds, 1),
             "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
