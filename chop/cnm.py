@@ -136,12 +136,17 @@ def drop_product_names(cnm: CNM, *, document_model: str | None, title: str) -> C
     return CNM(category=category, nouns=kept, model=cnm["model"])
 
 
+def heading_leaf(path: str) -> str:
+    """The title a heading path ends in: "Settings > Connections > Wi-Fi" -> "Wi-Fi"."""
+    return path.split(" > ")[-1]
+
+
 def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
     """The signature the document's structure gives a chunk that opens a section: its nouns
     are the titles of the sections it covers, its category the sections above them
     ("Settings / Connections"), else the document's; the model is the document's."""
     headings = chunk["metadata"].get("headings") or []
-    leaves = [path.split(" > ")[-1] for path in headings]
+    leaves = [heading_leaf(path) for path in headings]
     if not leaves:
         return None
     ancestors = headings[0].split(" > ")[:-1]
@@ -154,7 +159,7 @@ def section_title(chunk: Chunk) -> str | None:
     """What the document's structure says a chunk is about: the titles of the sections it
     opens, else of the section it continues; None for a chunk under no heading."""
     paths = chunk["metadata"].get("headings") or [chunk["metadata"].get("heading") or ""]
-    leaves = [clean for path in paths if (clean := path.split(" > ")[-1].strip())]
+    leaves = [clean for path in paths if (clean := heading_leaf(path).strip())]
     return ", ".join(leaves) or None
 
 
