@@ -41,10 +41,12 @@ class CNMReply(BaseModel):
 
 
 class DocumentProfileReply(BaseModel):
-    """What is stable across a whole document: found once, given to every chunk's extraction."""
+    """What is stable across a whole document: found once, given to every chunk's extraction;
+    and, read in the same call, what its opening is about (the first chunk's nouns)."""
 
     category: ShortText
     model: ShortText | None
+    nouns: list[ShortText] = Field(max_length=2, description="what the opening explains")
 
 
 class ContinuityReply(BaseModel):
@@ -67,7 +69,8 @@ def clean_field(value: str | None) -> str | None:
     if value is None:
         return None
     text = unicodedata.normalize("NFKC", value)
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    # control characters go; a line break or tab still separates words
+    text = "".join(ch if ch.isprintable() else " " if ch.isspace() else "" for ch in text)
     text = _space.sub(" ", _not_allowed.sub(" ", text)).strip(" -.,'")
     if not text or text.lower() in {"null", "none", "n/a", "unknown"}:
         return None
@@ -104,6 +107,7 @@ _generic_title_words = re.compile(
     r"(e-?manual|manual|guide|handbook|instructions?|documentation)\b",
     re.IGNORECASE,
 )
+_contents_words = re.compile(r"\b((table of )?contents|index)\b", re.IGNORECASE)
 _model_token = re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z])\w+\+*")
 
 
@@ -116,6 +120,12 @@ def model_from_title(title: str) -> str | None:
     if not _model_token.search(title):
         return None
     return clean_field(_generic_title_words.sub(" ", title))
+
+
+def names_document_kind(noun: str) -> bool:
+    """Whether ``noun`` only says what any document has ("User Guide", "Table of Contents"),
+    not what this text is about."""
+    return not _contents_words.sub(" ", _generic_title_words.sub(" ", noun)).strip()
 
 
 def names_product(text: str, *names: str | None) -> bool:

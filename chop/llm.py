@@ -163,7 +163,11 @@ def parse_reply(reply: Any, schema: type[SchemaT]) -> SchemaT:
     try:
         return schema.model_validate_json(text)
     except ValidationError as exc:
-        raise InvalidOutput(f"{_short(str(exc))} in reply {_short(text)!r}") from exc
+        error = exc
+    try:  # a raw newline inside a string (a grammar let it through): every field is cleaned later
+        return schema.model_validate(json.loads(text, strict=False))
+    except ValueError:
+        raise InvalidOutput(f"{_short(str(error))} in reply {_short(text)!r}") from error
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, cast
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -24,8 +24,10 @@ from chop.cnm import (
     DocumentProfileReply,
     clean_category,
     clean_field,
+    drop_product_names,
     make_cnm,
     model_from_title,
+    names_document_kind,
     names_product,
 )
 from chop.grounding import is_grounded
@@ -37,6 +39,9 @@ from chop.identity import (
     merge_cards,
     user_card,
 )
+
+if TYPE_CHECKING:  # chop.state builds on this module
+    from chop.state import Chunk
 
 ProfileSource = Literal["llm", "title", "identity", "user", "fallback"]
 OPENING_CHARS = 1500  # what the LLM reads
@@ -59,6 +64,7 @@ class DocumentProfile(TypedDict):
     model: str | None
     source: ProfileSource
     identity: NotRequired[Identity]
+    opening_nouns: NotRequired[list[str]]  # what the opening explains, read in the same call
 
 
 NO_PROFILE = DocumentProfile(category=None, model=None, source="fallback")
@@ -116,13 +122,30 @@ def document_profile(
     category = clean_category(reply.category) if reply is not None else None
     if category and names_product(category, model, card.get("entity")):
         category = None  # "Galaxy S10" is the model, not a product category
-    return DocumentProfile(category=category, model=model, source=source, identity=card)
+    profile = DocumentProfile(category=category, model=model, source=source, identity=card)
+    if reply is not None:  # a noun like "User Guide" says nothing of the opening's topic
+        nouns = [noun for noun in reply.nouns if not names_document_kind(noun)]
+        if nouns := make_cnm(None, nouns, None)["nouns"]:
+            profile["opening_nouns"] = nouns
+    return profile
 
 
 def profile_cnm(profile: DocumentProfile | None) -> CNM:
     """The signature a chunk gets from its document alone (no topic of its own known)."""
     profile = profile or NO_PROFILE
     return make_cnm(profile["category"], [], profile["model"])
+
+
+def opening_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
+    """The signature of a document's first chunk from the profile call, which read the same
+    opening: asking again would pay a second call for one text. None when the profile named
+    no nouns or the chunk starts past what it read."""
+    nouns = profile.get("opening_nouns") or []
+    if not nouns or chunk["char_start"] >= OPENING_CHARS:
+        return None
+    cnm = make_cnm(profile["category"], nouns, profile["model"])
+    cnm = drop_product_names(cnm, document_model=profile["model"], title=chunk["doc_title"])
+    return cnm if cnm["nouns"] else None  # nouns that only named the product: ask the LLM
 
 
 def stored_profile(metadata: Mapping[str, Any]) -> DocumentProfile:

@@ -56,6 +56,11 @@ class Chunk(TypedDict):
     similarity_to_previous: float | None  # gate signal: cosine above the document's background
 
 
+# Where a chunk's CNM came from: an LLM extraction, the headings, the profile call's reading
+# of the opening, the chunk before it, or a failed extraction's fallback.
+CNMSource = Literal["extracted", "heading", "profile", "inherited", "fallback"]
+
+
 class ChunkLabel(TypedDict):
     """CHOP's decision for one chunk: continue (inherit) or shift (extract)."""
 
@@ -64,7 +69,7 @@ class ChunkLabel(TypedDict):
     same_topic: bool
     continuity: str  # first | rule:<signal> (heading, same-heading, ...) | llm | llm-fallback
     cnm: CNM | None  # set when extracted
-    cnm_source: Literal["extracted", "heading", "inherited", "fallback"]
+    cnm_source: CNMSource
     flags: list[str]
 
 
@@ -160,7 +165,7 @@ class ChunkDecision(TypedDict, total=False):
 def chunk_label(
     state: ChunkDecision,
     cnm: CNM | None,
-    cnm_source: Literal["extracted", "heading", "inherited", "fallback"],
+    cnm_source: CNMSource,
     flags: list[str] | None = None,
 ) -> ChunkLabel:
     """The label a chunk's decision hands back: which way it went and the CNM, if extracted."""

@@ -52,7 +52,7 @@ class ChunkRow:
     category: str | None
     nouns: list[str]
     model: str | None
-    cnm_source: str  # heading | extracted | inherited | document | fallback
+    cnm_source: str  # heading | extracted | profile | inherited | document | fallback
     continuity: str  # first | rule:<why> | llm | llm-fallback
     embedding_key: str  # embedding_key(embedded text, embedder): finds the vector again
     char_start: int

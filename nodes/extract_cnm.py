@@ -1,8 +1,9 @@
 """extract_cnm: FALSE branch: a new CNM {category, nouns, model} for a chunk that starts a topic.
 
 Where the document's structure names the topic (the chunk opens a section under headings),
-the signature is read from the heading path with no LLM call; elsewhere the LLM extracts it
-as strict JSON (the paper's path, and always in continuity_mode="llm").
+the signature is read from the heading path with no LLM call; a document's first chunk takes
+the nouns the profile call read in the same opening; elsewhere the LLM extracts it as strict
+JSON (the paper's path, and always in continuity_mode="llm").
 
 (With Context.joint_extraction the judgment already returned one: it is checked the same way,
 and no second call is made.)
@@ -26,6 +27,7 @@ import prompts
 from chop.cnm import CNM, CNMReply, checked_cnm, heading_cnm
 from chop.config import Context
 from chop.llm import structured_call
+from chop.profile import opening_cnm
 from chop.state import ChunkDecision, chunk_label
 from chop.store import store_for
 
@@ -39,6 +41,13 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         return {
             "labels": [chunk_label(state, structured, "heading")],
             "stats": {"cnm_from_headings": 1},
+        }
+    opening = opening_cnm(chunk, profile) if state.get("continuity") == "first" else None
+    if opening is not None and ctx.continuity_mode != "llm":  # read by the profile call
+        runtime.stream_writer({"event": "decided", "same_topic": False})
+        return {
+            "labels": [chunk_label(state, opening, "profile")],
+            "stats": {"cnm_from_profile": 1},
         }
     proposed = state.get("proposed_cnm")
     if proposed is not None:  # labelled by the joint judgment: checked here, no second call

@@ -57,7 +57,11 @@ def sensible_reply(task: str, user: str) -> str:
             {"same_topic": same, "category": "air conditioner", "nouns": [noun], "model": None}
         )
     if task == "profile":
-        return json.dumps({"category": "air conditioner", "model": title_model(user)})
+        opening = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[0]
+        noun = " ".join(opening.split()[:2]).strip(".,#") or "text"
+        return json.dumps(
+            {"category": "air conditioner", "model": title_model(user), "nouns": [noun]}
+        )
     if task == "answer":
         return json.dumps({"answer": "See source 1.", "answerable": True, "citations": [1, 99]})
     raise AssertionError(task)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chop import llm
-from chop.cnm import CNMReply, ContinuityReply
+from chop.cnm import CNMReply, ContinuityReply, make_cnm
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.sample_corpus import write_sample_corpus
@@ -51,6 +51,21 @@ def test_a_reply_that_stays_bad_falls_back_and_says_why(context: Context, store:
         )
     assert result.value is None and result.attempts == 3
     assert result.error and "InvalidOutput" in result.error
+
+
+def test_a_raw_newline_inside_a_json_string_is_read_and_cleaned_not_retried() -> None:
+    # the local grammar let one through at a 60-character cut; three identical retries at
+    # temperature 0 then cost a filing its whole profile
+    reply = llm.parse_reply(
+        '{"category": "air\nconditioner", "nouns": ["cut off\n"], "model": null}', CNMReply
+    )
+    assert make_cnm(reply.category, reply.nouns, reply.model) == {
+        "category": "air conditioner",
+        "nouns": ["cut off"],
+        "model": None,
+    }
+    with pytest.raises(llm.InvalidOutput):
+        llm.parse_reply('{"category": "air conditioner", "nouns": [', CNMReply)
 
 
 def free_port() -> int:

@@ -12,9 +12,10 @@ import pytest
 
 import prompts
 from chop.api import ingest
-from chop.cnm import CNM, drop_product_names, prefix_line, section_title
+from chop.cnm import CNM, DocumentProfileReply, drop_product_names, prefix_line, section_title
 from chop.config import Context
 from chop.documents import make_document
+from chop.profile import document_profile, opening_cnm
 from chop.state import Chunk
 from graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity
 from nodes.judge_continuity import rule_decision
@@ -105,6 +106,36 @@ def test_true_chunks_inherit_and_false_chunks_get_a_new_cnm(
     shifts = sum(1 for r in rows if r["cnm_source"] == "extracted")
     assert scripted.count("continuity") == len(rows) - 1
     assert scripted.count("cnm") == shifts
+
+
+def test_a_plain_documents_first_chunk_takes_its_nouns_from_the_profile_call(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    gate = context.with_overrides(continuity_mode="gate", chunk_tokens=40, chunk_overlap=0)
+    ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=gate)
+    rows = store.chunks(context.collection)
+    assert rows[0]["cnm_source"] == "profile" and rows[0]["continuity"] == "first"
+    assert rows[0]["nouns"] == ["Filter care"], "the profile call named what the opening explains"
+    assert rows[0]["prefix"].startswith("Coolwave 225B | air conditioner | Filter care")
+    extracted = sum(1 for r in rows if r["cnm_source"] == "extracted")
+    assert scripted.count("profile") == 1
+    assert scripted.count("cnm") == extracted, "the opening is not read by a second call"
+
+
+def test_nouns_that_only_name_a_kind_of_document_are_not_an_openings_topic() -> None:
+    document = manual("a", "Coolwave 225B", FILTER)
+
+    def opening(*nouns: str) -> list[str] | None:
+        reply = DocumentProfileReply(category="air conditioner", model=None, nouns=list(nouns))
+        return document_profile(document, reply).get("opening_nouns")
+
+    assert opening("User Guide", "Table of Contents") is None, "the first chunk is extracted"
+    assert opening("Owner's Manual", "filter care") == ["filter care"]
+    reply = DocumentProfileReply(category="air conditioner", model=None, nouns=["Coolwave 225B"])
+    first = chunk(0, FILTER) | {"doc_title": "Coolwave 225B"}
+    assert opening_cnm(first, document_profile(document, reply)) is None, "the name is no topic"
 
 
 def test_unchanged_documents_cost_nothing_and_changed_ones_are_replaced(
