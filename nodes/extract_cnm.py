@@ -42,8 +42,9 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
             "labels": [chunk_label(state, structured, "heading")],
             "stats": {"cnm_from_headings": 1},
         }
-    opening = opening_cnm(chunk, profile) if state.get("continuity") == "first" else None
-    if opening is not None and ctx.continuity_mode != "llm":  # read by the profile call
+    first = state.get("continuity") == "first" and ctx.continuity_mode != "llm"
+    opening = opening_cnm(chunk, profile) if first else None
+    if opening is not None:  # the profile call read this opening already
         runtime.stream_writer({"event": "decided", "same_topic": False})
         return {
             "labels": [chunk_label(state, opening, "profile")],

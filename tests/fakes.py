@@ -39,26 +39,36 @@ def title_model(user: str) -> str | None:
     return found.group(0) if found else None
 
 
+def quoted(user: str) -> list[str]:
+    """The texts a prompt quotes between triple quotes (passages, openings)."""
+    return re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)
+
+
+def topic_of(text: str) -> str:
+    """A cooperative model's noun for a text: its first two words."""
+    return " ".join(text.split()[:2]).strip(".,#") or "text"
+
+
 def sensible_reply(task: str, user: str) -> str:
     """Well-formed answers that follow the prompt's facts (a cooperative model)."""
-    if task == "continuity":
-        a, b = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[:2]
+    if task in ("continuity", "judged_cnm"):
+        a, b = quoted(user)[:2]
         same = a.split()[0:1] == b.split()[0:1]  # same first word: same topic
-        return json.dumps({"same_topic": same})
-    if task == "cnm":
-        passage = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[0]
-        noun = " ".join(passage.split()[:2]).strip(".,#") or "text"
-        return json.dumps({"category": "air conditioner", "nouns": [noun], "model": None})
-    if task == "judged_cnm":
-        a, b = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[:2]
-        noun = " ".join(b.split()[:2]).strip(".,#") or "text"
-        same = a.split()[0:1] == b.split()[0:1]
+        if task == "continuity":
+            return json.dumps({"same_topic": same})
         return json.dumps(
-            {"same_topic": same, "category": "air conditioner", "nouns": [noun], "model": None}
+            {
+                "same_topic": same,
+                "category": "air conditioner",
+                "nouns": [topic_of(b)],
+                "model": None,
+            }
         )
+    if task == "cnm":
+        noun = topic_of(quoted(user)[0])
+        return json.dumps({"category": "air conditioner", "nouns": [noun], "model": None})
     if task == "profile":
-        opening = re.findall(r'"""\n(.*?)\n"""', user, flags=re.S)[0]
-        noun = " ".join(opening.split()[:2]).strip(".,#") or "text"
+        noun = topic_of(quoted(user)[0])
         return json.dumps(
             {"category": "air conditioner", "model": title_model(user), "nouns": [noun]}
         )
