@@ -90,3 +90,94 @@ def rouge_l(prediction: str, gold: str) -> float:
 
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+_FIGURE = re.compile(r"(?<![\w.])[-−(]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?\s?(%|percent)?")
+_YEAR_LIKE = range(1900, 2101)
+
+
+def figures(text: str) -> list[tuple[float, bool]]:
+    """The numbers written in ``text`` as (absolute value, is a percentage); years (1900–2100
+    without decimals or a % sign) are dates, not figures."""
+    found: list[tuple[float, bool]] = []
+    for whole, fraction, percent in _FIGURE.findall(text):
+        value = float(whole.replace(",", "") + (fraction or ""))
+        if not fraction and not percent and int(value) in _YEAR_LIKE:
+            continue
+        found.append((abs(value), bool(percent)))
+    return found
+
+
+def numeric_match(answer: str, reference: str, tolerance: float = 0.01) -> bool | None:
+    """Whether every figure of ``reference`` is in ``answer`` within ``tolerance`` (relative),
+    a percentage only as a percentage; None when the reference states no figure."""
+    wanted = figures(reference)
+    if not wanted:
+        return None
+    given = figures(answer)
+
+    def present(value: float, percent: bool) -> bool:
+        return any(
+            (p == percent or not percent) and abs(v - value) <= tolerance * max(abs(value), 1e-9)
+            for v, p in given
+        )
+
+    return all(present(value, percent) for value, percent in wanted)
+
+
+def yes_no_of(text: str) -> str | None:
+    """ "yes" or "no" when ``text`` opens with one, else None."""
+    words = normalize_answer(text).split()
+    return words[0] if words and words[0] in ("yes", "no") else None
+
+
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+def supported_share(answer: str, sources: Sequence[str]) -> float:
+    """The share of the answer's content words (not stop words) written in ``sources``."""
+    words = [w for w in normalize_answer(answer).split() if w not in _STOP]
+    if not words:
+        return 1.0
+    present = set(normalize_answer(" ".join(sources)).split())
+    return sum(w in present for w in words) / len(words)

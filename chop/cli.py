@@ -237,8 +237,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             escape(s["text"][:90].replace("\n", " ")) + "…",
         )
     Console().print(table)
-    if result.get("retrieval_note"):
-        console.print(f"[dim]{escape(result['retrieval_note'])}[/]")
+    for note in (result.get("retrieval_note"), result.get("answer_note")):
+        if note:
+            console.print(f"[dim]{escape(note)}[/]")
     return 0
 
 

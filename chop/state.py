@@ -214,6 +214,7 @@ class AnswerInput(TypedDict):
 class AnswerState(TypedDict, total=False):
     question: str
     question_model: str | None
+    question_unknown: str | None  # what the question names that no source is about
     question_category: str | None
     question_documents: list[str]
     retrieval_note: str
@@ -221,6 +222,7 @@ class AnswerState(TypedDict, total=False):
     answer: str
     answerable: bool
     citations: list[int]
+    answer_note: str  # what was left out of the answer, and why
     stats: Annotated[dict[str, float], add_counts]
 
 
@@ -234,6 +236,7 @@ class AnswerOutput(TypedDict, total=False):
     sources: list[Source]
     question_model: str | None
     retrieval_note: str
+    answer_note: str
 
 
 def input_question(state: AnswerState) -> str:

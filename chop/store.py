@@ -412,6 +412,21 @@ class Store:
             conn.rollback()
         return list(rows)
 
+    def neighbours(self, collection: str, doc_id: str, first: int, last: int) -> list[Hit]:
+        """A document's chunks ``first``..``last`` (by chunk_index) in order, scored 0: the
+        section around a retrieved chunk, which the answer reads whole."""
+        if not self.collection_exists(collection):
+            return []
+        chunks, _ = _tables(collection)
+        query = sql.SQL(
+            "SELECT {columns}, 0.0 FROM {chunks} AS c WHERE c.doc_id = %s "
+            "AND c.chunk_index BETWEEN %s AND %s ORDER BY c.chunk_index"
+        ).format(columns=sql.SQL(HIT_COLUMNS), chunks=chunks)
+        with self.pool.connection() as conn:
+            rows = conn.execute(query, (doc_id, first, last)).fetchall()
+            conn.rollback()
+        return [_hit(row) for row in rows]
+
     def embeddings_by_key(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
         """Vectors already stored for a document, by their :func:`embedding_key`."""
         if not self.collection_exists(collection):

@@ -1,6 +1,8 @@
 """retrieve: embed the question and fetch the top-k chunks from pgvector.
 
-How the question's model and the search mode shape the query is in chop.retrieval.
+How the question's model and the search mode shape the query is in chop.retrieval. Only the
+chunks of the documents the question resolved to are kept as sources: a twin product's chunk
+is never given to the answer nor shown beside it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from chop.answering import sources_about
 from chop.config import Context
 from chop.models import get_embedder
 from chop.query import clean_question
@@ -42,10 +45,17 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     started = time.perf_counter()
     found = retrieve_for_question(ctx, store_for(ctx), question, get_embedder(ctx))
     search_seconds = time.perf_counter() - started
+    found_sources = [to_source(i + 1, hit) for i, hit in enumerate(found.hits)]
+    asked = found.question.model
+    unknown = found.question.unknown_model
+    sources = sources_about(found_sources, found.documents, asked)
+    if not sources:  # none is about what the question names: shown as the closest, not used
+        unknown, sources = unknown or asked, found_sources
     return {
         "question": question,
-        "sources": [to_source(i + 1, hit) for i, hit in enumerate(found.hits)],
-        "question_model": found.question.unknown_model or found.question.model,
+        "sources": sources,
+        "question_model": unknown or asked,
+        "question_unknown": unknown,
         "question_category": found.question.category,
         "question_documents": found.documents,
         "retrieval_note": found.note,

@@ -72,7 +72,7 @@ def test_filter_mode_restricts_sources_to_the_asked_model(
     assert {s["model"] for s in result["sources"]} == {"Coolwave 225B"}
 
 
-def test_a_failing_answer_model_still_returns_the_sources(
+def test_a_failing_answer_model_still_answers_in_the_sources_words_and_says_so(
     context: Context,
     store,
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
@@ -82,8 +82,8 @@ def test_a_failing_answer_model_still_returns_the_sources(
         "oops" if task == "answer" else sensible_reply(task, user)
     )
     result = ask("How often do I clean the filter of the Coolwave 225B?", context=ctx)
-    assert result["answerable"] is False and "failed" in result["answer"]
-    assert result["sources"]
+    assert result["answerable"] is True and "every 2 weeks" in result["answer"]
+    assert result["citations"] == [1] and "model failed" in result["answer_note"]
 
 
 def test_an_empty_collection_says_so(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
@@ -160,3 +160,46 @@ def test_a_period_no_filing_covers_is_declined_without_asking_the_llm(
     missing = ask("What did Acme Widgets report for FY2030?", context=ctx)
     assert missing["answerable"] is False and "FY2030" in missing["answer"]
     assert scripted.count("answer") == before
+
+
+def test_sources_of_a_twin_product_are_neither_used_nor_shown(
+    context: Context, store, scripted
+) -> None:  # type: ignore[no-untyped-def]
+    ctx = twin_manuals(context)
+    result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
+    assert {s["model"] for s in result["sources"]} == {"Coolwave 330C"}
+    assert [s["number"] for s in result["sources"]] == list(range(1, len(result["sources"]) + 1))
+    assert "every 4 weeks" in result["answer"] and "every 2 weeks" not in result["answer"]
+
+
+def test_an_answer_the_passage_does_not_back_is_left_out_and_said(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = twin_manuals(context)
+    scripted.responder = lambda task, user: (
+        json.dumps({"answer": "Open the Settings app and tap Filter care every 6 weeks."})
+        if task == "answer"
+        else sensible_reply(task, user)
+    )
+    result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
+    assert "Settings" not in result["answer"] and "6 weeks" not in result["answer"]
+    assert "every 4 weeks" in result["answer"], "the passage's own words answer"
+    assert "not backed" in result["answer_note"]
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_then_the_reason(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = twin_manuals(context)
+    scripted.responder = lambda task, user: (
+        json.dumps({"verdict": "no", "answer": "Refit it firmly."})
+        if task == "answer"
+        else sensible_reply(task, user)
+    )
+    result = ask("Can I use the Coolwave 330C without refitting the water tank?", context=ctx)
+    assert result["answer"].startswith("No. ")
+    assert "Refit it firmly" in result["answer"] or "refit it firmly" in result["answer"]

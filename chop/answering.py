@@ -1,0 +1,331 @@
+"""What an answer is made of: the passages the model reads and the answer composed from them.
+
+A small local model that paraphrases several fragments loses the fact that was asked for (the
+interval, the setting's name, the figure) and pads the manual's steps with invented ones. So
+the answer a user reads is built around the source's own words: the passage whose sentences
+match the question best (retrieval's first, unless another is clearly better), quoted whole
+when it is a short section or around its best sentence; the model adds the verdict of a yes/no
+question and a short direct answer, which is shown only when the passage backs every figure
+and nearly every word of it.
+
+The passages are whole sections where the document has them: the best chunk's neighbours under
+the same heading, so steps split over two chunks are read together, and only sources of the
+documents the question resolved to (twin products' chunks look alike and must not be mixed in).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast
+
+from pydantic import BaseModel
+
+from chop.state import Source
+
+PASSAGE_CHARS = 1500  # one section, as the model reads it (about 375 tokens)
+PROMPT_CHARS = 4000  # all passages together: the prompt's cost on 2 cores is its length
+MAX_PASSAGES = 4
+MAX_SENTENCE_CHARS = 400
+ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whole
+SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
+BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
+YesNo = Literal["yes", "no"]
+
+_sentence_end = re.compile(
+    r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9•\-])"  # "... filter. Switch ..."
+    r"|(?<=[a-z)][.!?:])(?=[A-Z][a-z])"  # glued sentences of extracted text: "settings.From"
+)
+_space = re.compile(r"[ \t\u00a0]+")
+_AUXILIARIES = frozenset(
+    [
+        "am",
+        "are",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "has",
+        "have",
+        "is",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "should",
+        "was",
+        "were",
+        "will",
+        "would",
+    ]
+)
+_bracketed_name = re.compile(r"^\s*\[[^\]]*\]\s*")
+
+
+class AnswerReply(BaseModel):
+    """The model's short answer; kept only when the passages back every word of it."""
+
+    # No maxLength: llama.cpp compiles it into a grammar rule per character and fails on long
+    # limits; the length is bounded by the model's max_tokens instead.
+    answer: str
+
+
+class YesNoReply(BaseModel):
+    """A yes/no question's verdict, then the short answer that gives the reason."""
+
+    verdict: YesNo
+    answer: str
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether the question asks for yes or no: it opens with an auxiliary verb ("Can I ...",
+    "Does the S10 ...", "Is there ..."), after any bracketed device name."""
+    words = _bracketed_name.sub("", question).split()
+    return bool(words) and words[0].lower().strip(",") in _AUXILIARIES
+
+
+def split_sentences(text: str) -> list[str]:
+    """The text's sentences and lines, in order: a list item or a table row is one unit, a
+    sentence running past MAX_SENTENCE_CHARS is cut there."""
+    units: list[str] = []
+    for line in text.splitlines():
+        line = _space.sub(" ", line).strip()
+        for sentence in _sentence_end.split(line):
+            sentence = sentence.strip()
+            while sentence:
+                units.append(sentence[:MAX_SENTENCE_CHARS])
+                sentence = sentence[MAX_SENTENCE_CHARS:].strip()
+    return units
+
+
+@dataclass
+class Passage:
+    """A section (or a chunk, where the document has no headings) as the model reads it."""
+
+    source: Source  # the best-ranked source of the section: its number is the citation
+    heading: str
+    text: str
+    sentences: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.sentences:
+            self.sentences = split_sentences(self.text)
+
+
+def heading_path(source: Source) -> tuple[str, ...]:
+    return tuple(source["metadata"].get("headings") or ())
+
+
+def sources_about(
+    sources: Sequence[Source], documents: Sequence[str], model: str | None
+) -> list[Source]:
+    """The sources an answer may use, renumbered from 1: those of the documents the question
+    resolved to, else those labelled with the model it names, else all of them."""
+    if documents:
+        kept = [s for s in sources if s["doc_id"] in set(documents)]
+    elif model:
+        kept = [s for s in sources if (s["model"] or "").lower() == model.lower()]
+    else:
+        kept = list(sources)
+    return [cast(Source, {**s, "number": i}) for i, s in enumerate(kept, start=1)]
+
+
+SectionReader = Callable[[Source], list[Source]]
+"""The chunks of a source's section in document order, the source among them."""
+
+
+def build_passages(sources: Sequence[Source], read_section: SectionReader) -> list[Passage]:
+    """Passages in the sources' rank order, one per section: a second hit in a section the
+    first already brought in adds nothing; the section's text is cut around the hit's chunk to
+    PASSAGE_CHARS, and passages stop at MAX_PASSAGES or PROMPT_CHARS."""
+    passages: list[Passage] = []
+    seen: set[int] = set()
+    budget = PROMPT_CHARS
+    for source in sources:
+        if source["chunk_id"] in seen:
+            continue
+        section = read_section(source) or [source]
+        seen.update(chunk["chunk_id"] for chunk in section)
+        text = around(section, source["chunk_id"], min(PASSAGE_CHARS, budget))
+        if not text.strip():
+            continue
+        headings = heading_path(source)
+        passages.append(Passage(source, headings[-1] if headings else "", text))
+        budget -= len(text)
+        if len(passages) == MAX_PASSAGES or budget < PASSAGE_CHARS // 4:
+            break
+    return passages
+
+
+def around(section: Sequence[Source], chunk_id: int, limit: int) -> str:
+    """The section's text, at most ``limit`` characters: whole when it fits, else the hit's
+    chunk with as much of what follows and then precedes it as fits."""
+    texts = [chunk["text"].strip() for chunk in section]
+    at = next((i for i, chunk in enumerate(section) if chunk["chunk_id"] == chunk_id), 0)
+    first = last = at
+    size = len(texts[at])
+    while True:
+        grew = False
+        if last + 1 < len(texts) and size + len(texts[last + 1]) <= limit:
+            last += 1
+            size += len(texts[last])
+            grew = True
+        if first > 0 and size + len(texts[first - 1]) <= limit:
+            first -= 1
+            size += len(texts[first])
+            grew = True
+        if not grew:
+            break
+    return "\n".join(texts[first : last + 1])[:limit]
+
+
+def shown(passages: Sequence[Passage]) -> str:
+    """The passages as the prompt shows them: a header naming the document and section, then
+    the text."""
+    return "\n\n".join(
+        f"--- {' > '.join(p for p in (passage.source['doc_title'], passage.heading) if p)} ---\n"
+        f"{passage.text}"
+        for passage in passages
+    )
+
+
+def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]]) -> int:
+    """The passage the answer is taken from: retrieval's first unless another holds a sentence
+    that matches the question clearly better (by SWITCH_MARGIN) than any of the first's."""
+    best = [max(s, default=-1.0) for s in scores]
+    chosen = 0
+    for index, value in enumerate(best[1:], start=1):
+        if value > best[chosen] + SWITCH_MARGIN:
+            chosen = index
+    return chosen
+
+
+def extract(passage: Passage, scores: Sequence[float]) -> str:
+    """The passage's answer in its own words: the whole section when it is short, else the
+    sentence that best matches the question with the one before it and as many that follow as
+    fit in ANSWER_CHARS (the steps after an instruction's first line). Heading lines go."""
+    kept = [i for i, sentence in enumerate(passage.sentences) if not sentence.startswith("#")]
+    if not kept:
+        return ""
+    if sum(len(passage.sentences[i]) + 1 for i in kept) <= ANSWER_CHARS:
+        return " ".join(passage.sentences[i] for i in kept)
+    top = max(kept, key=lambda i: scores[i] if i < len(scores) else -1.0)
+    position = kept.index(top)
+    chosen = kept[max(0, position - 1) : position + 1]
+    for index in kept[position + 1 :]:
+        if sum(len(passage.sentences[i]) + 1 for i in chosen) + len(passage.sentences[index]) > (
+            ANSWER_CHARS
+        ):
+            break
+        chosen.append(index)
+    return " ".join(passage.sentences[i] for i in chosen)
+
+
+_figure = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_word = re.compile(r"[a-z0-9]+")
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "may",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "will",
+        "with",
+        "you",
+        "your",
+        "yes",
+        "no",
+        "not",
+    ]
+)
+
+
+def figures_in(text: str) -> set[str]:
+    return {f.replace(",", "").rstrip(".") for f in _figure.findall(text)}
+
+
+def stem(word: str) -> str:
+    """A word without its common English endings, so "cleaned" is backed by "clean"."""
+    for ending in ("ing", "ed", "es", "s", "ly"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) -> bool:
+    """Whether ``texts`` back ``answer``: every figure of it is written there, and at least
+    ``share`` of its content words (generic padding such as "open the Settings app" or "the
+    manual provides detailed instructions" is not)."""
+    source = " ".join(texts)
+    if not figures_in(answer) <= figures_in(source):
+        return False
+    words = [stem(w) for w in _word.findall(answer.lower()) if w not in _STOP_WORDS]
+    if not words:
+        return False
+    present = {stem(w) for w in _word.findall(source.lower())}
+    return sum(w in present for w in words) >= share * len(words)
+
+
+@dataclass(frozen=True)
+class ComposedAnswer:
+    text: str
+    citations: list[int]
+    lead: Literal["backed", "unbacked", "none"]
+
+
+def compose(
+    passage: Passage, extracted: str, lead: str | None, verdict: YesNo | None = None
+) -> ComposedAnswer:
+    """The answer a user reads: the verdict of a yes/no question, the model's short answer
+    when the passage backs it (and it is not already in the passage's words below), then
+    the passage's own words. An unbacked short answer is left out, never shown."""
+    lead = (lead or "").strip()
+    status: Literal["backed", "unbacked", "none"] = "none"
+    parts: list[str] = []
+    if verdict:
+        parts.append("Yes." if verdict == "yes" else "No.")
+    if lead:
+        about = [passage.source["doc_title"], passage.source["model"] or "", passage.heading]
+        status = "backed" if is_backed(lead, [passage.text, *about]) else "unbacked"
+        if status == "backed" and lead.lower().rstrip(".") not in extracted.lower():
+            parts.append(lead if lead.endswith((".", "!", "?")) else lead + ".")
+    parts.append(extracted)
+    return ComposedAnswer(" ".join(p for p in parts if p), [passage.source["number"]], status)

@@ -1,0 +1,156 @@
+"""What an answer is made of: passages read whole, and answers in the sources' own words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chop.answering import (
+    ANSWER_CHARS,
+    Passage,
+    best_passage,
+    build_passages,
+    compose,
+    extract,
+    is_backed,
+    is_yes_no_question,
+    shown,
+    sources_about,
+    split_sentences,
+)
+from chop.state import Source
+
+
+def source(number: int, text: str, *, doc: str = "m330", chunk: int = 0, **meta: Any) -> Source:
+    return Source(
+        number=number,
+        chunk_id=number * 100 + chunk,
+        doc_id=doc,
+        doc_title=f"Coolwave {doc[1:]}",
+        chunk_index=chunk,
+        model=f"Coolwave {doc[1:]}",
+        category=None,
+        nouns=[],
+        text=text,
+        score=1.0 / number,
+        metadata=meta,
+    )
+
+
+CLEANING = (
+    "Clean the air filter every 4 weeks, or more often in dusty rooms.\n"
+    "Switch the unit off and unplug it.\n"
+    "Pull the filter grille upward and out of its guides.\n"
+    "Rinse the filter in lukewarm water.\n"
+    "Slide the grille back until it clicks."
+)
+
+
+def test_sentences_are_lines_and_sentences_even_when_extraction_glued_them() -> None:
+    assert split_sentences(
+        "Tap Settings.From Camera, tap Record. Then wait 2.5 s.\n- POWER: on"
+    ) == [
+        "Tap Settings.",
+        "From Camera, tap Record.",
+        "Then wait 2.5 s.",
+        "- POWER: on",
+    ]
+
+
+def test_yes_no_questions_open_with_an_auxiliary_verb_after_any_device_name() -> None:
+    assert is_yes_no_question("[Samsung Smart TV] Can I change the screen to grayscale?")
+    assert is_yes_no_question("Does the S10 support wireless charging?")
+    assert not is_yes_no_question("How can I turn on the GPS?")
+    assert not is_yes_no_question("What is the FY2019 inventory for Best Buy?")
+
+
+def passage_of(text: str, number: int = 1, doc: str = "m330") -> Passage:
+    return Passage(source(number, text, doc=doc), "Cleaning the air filter", text)
+
+
+def test_a_short_section_is_quoted_whole_without_its_heading_line() -> None:
+    passage = passage_of("## Cleaning the air filter\n" + CLEANING)
+    assert extract(passage, [0.0] * 6) == " ".join(CLEANING.splitlines())
+
+
+def test_a_long_section_is_quoted_from_its_best_sentence_on() -> None:
+    padding = "\n".join(f"Note {n}: keep the unit level on a firm floor." for n in range(20))
+    passage = passage_of(padding + "\n" + CLEANING)
+    scores = [0.1] * 20 + [0.9, 0.2, 0.2, 0.2, 0.2]
+    quoted = extract(passage, scores)
+    assert quoted.startswith("Note 19") and "every 4 weeks" in quoted, "one sentence before"
+    assert quoted.endswith("clicks."), "the steps that follow fit"
+    assert len(quoted) <= ANSWER_CHARS
+
+
+def test_another_passage_is_chosen_only_when_it_matches_clearly_better() -> None:
+    passages = [passage_of("a"), passage_of("b", 2)]
+    assert best_passage(passages, [[0.5], [0.55]]) == 0
+    assert best_passage(passages, [[0.3], [0.55]]) == 1
+
+
+def test_the_models_short_answer_is_shown_only_when_the_passage_backs_it() -> None:
+    passage = passage_of(CLEANING)
+    quoted = extract(passage, [0.0] * 5)
+    backed = compose(passage, quoted, "Clean the air filter every 4 weeks", None)
+    assert backed.text.startswith("Clean the air filter every 4 weeks")
+    assert backed.lead == "none" or backed.lead == "backed"
+    invented = compose(passage, quoted, "Open the Settings app and tap Filter care.", None)
+    assert invented.lead == "unbacked" and "Settings" not in invented.text
+    wrong_figure = compose(passage, quoted, "Clean the air filter every 6 weeks.", None)
+    assert wrong_figure.lead == "unbacked" and "6 weeks" not in wrong_figure.text
+    assert invented.citations == [1]
+
+
+def test_a_backed_short_answer_leads_the_quote_unless_the_quote_already_says_it() -> None:
+    passage = passage_of(CLEANING)
+    quoted = extract(passage, [0.0] * 5)
+    lead = compose(passage, quoted, "Rinse the filter in lukewarm water every 4 weeks", None)
+    assert lead.lead == "backed"
+    assert lead.text.startswith("Rinse the filter in lukewarm water every 4 weeks. Clean")
+    repeated = compose(passage, quoted, "Rinse the filter in lukewarm water.", None)
+    assert repeated.text == quoted, "the quote already says it"
+
+
+def test_a_yes_no_answer_opens_with_the_verdict_then_the_reason() -> None:
+    text = "Grayscale is available in Accessibility."
+    passage = passage_of(text)
+    answer = compose(passage, text, None, "yes")
+    assert answer.text == "Yes. Grayscale is available in Accessibility."
+
+
+def test_figures_and_words_back_an_answer_only_when_written_in_the_source() -> None:
+    table = "Merchandise inventories 5,409 5,209\nTotal current assets 12,901 13,049"
+    assert is_backed("Merchandise inventories were 5,409.", [table])
+    assert not is_backed("Merchandise inventories were 5,490.", [table])
+    assert not is_backed("The manual provides detailed instructions.", [table])
+
+
+def test_the_prompt_shows_each_passage_under_its_document_and_section() -> None:
+    text = shown([passage_of("One. Two."), passage_of("Three.", 2, doc="m410")])
+    assert "--- Coolwave 330 > Cleaning the air filter ---\nOne. Two." in text
+    assert "--- Coolwave 410 > Cleaning the air filter ---\nThree." in text
+
+
+def test_only_sources_of_the_resolved_documents_are_kept_and_renumbered() -> None:
+    sources = [source(1, "a", doc="m330"), source(2, "b", doc="m225"), source(3, "c", doc="m330")]
+    kept = sources_about(sources, ["m330"], None)
+    assert [(s["doc_id"], s["number"]) for s in kept] == [("m330", 1), ("m330", 2)]
+    by_model = sources_about(sources, [], "coolwave 225")
+    assert [s["doc_id"] for s in by_model] == ["m225"]
+    assert sources_about(sources, [], None) == sources
+
+
+def test_a_hit_is_read_with_the_rest_of_its_section_once() -> None:
+    first = source(1, "Step one.", chunk=4, headings=["Cleaning"])
+    second = source(1, "Step two.", chunk=5, headings=["Cleaning"])
+    second["chunk_id"] = 105
+    hits = [first, source(2, "Step two.", chunk=5, headings=["Cleaning"])]
+    hits[1]["chunk_id"] = 105  # the same chunk as the section's second part
+
+    def read_section(hit: Source) -> list[Source]:
+        return [first, second]
+
+    passages = build_passages(hits, read_section)
+    assert len(passages) == 1, "the second hit lies in the first hit's section"
+    assert passages[0].sentences == ["Step one.", "Step two."]
+    assert passages[0].heading == "Cleaning"
