@@ -464,6 +464,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "embedder": base.embedding_model or "local default",
             "k": base.k,
             "search": base.search,
+            "answer": base.answer,
             "limit": args.limit,
             "remote_per_kind": args.remote_per_kind,
             "previous": args.previous,
@@ -494,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     results = run(args)
     text = markdown(results)
-    write_files(args.out, "results", results, text)
+    write_report(args.out, "results", dumps_plain(results), text)
     print(text)
     return 0
 

@@ -60,6 +60,11 @@ def llm_work(costs: dict[str, Any]) -> tuple[int, str]:
     return work, f"{work / costs['chunks']:.3f}" if costs["chunks"] else "-"
 
 
+def dumps_plain(results: dict[str, Any]) -> str:
+    """JSON of a run whose results are not per method: indented, keys in their order."""
+    return json.dumps(results, indent=1, ensure_ascii=False, default=str)
+
+
 def write_files(out: Path, stem: str, results: dict[str, Any], text: str) -> None:
     """``stem``.json (per-question records one a line) and ``stem``.md into ``out``."""
     write_report(out, stem, dumps(results), text)

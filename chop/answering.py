@@ -61,7 +61,8 @@ _AUXILIARIES = frozenset(
         "would",
     ]
 )
-_bracketed_name = re.compile(r"^\s*\[[^\]]*\]\s*")
+_verdict_words = re.compile(r"^(?:yes|no)\b[,.!:;]?\s*", re.IGNORECASE)
+_clause_break = re.compile(r"[\]:;.!]\s+|\]")
 
 
 class AnswerReply(BaseModel):
@@ -80,9 +81,11 @@ class YesNoReply(BaseModel):
 
 
 def is_yes_no_question(question: str) -> bool:
-    """Whether the question asks for yes or no: it opens with an auxiliary verb ("Can I ...",
-    "Does the S10 ...", "Is there ..."), after any bracketed device name."""
-    words = _bracketed_name.sub("", question).split()
+    """Whether the question asks for yes or no: its asking clause opens with an auxiliary verb
+    ("Can I ...", "Does the S10 ...", "Is there ..."), also after what names the device
+    ("[Galaxy S10] Can ...", "Galaxy S10: Can ...", "I have a Galaxy S10. Can ...")."""
+    asking = question.rsplit("?", 1)[0] if "?" in question else question
+    words = _clause_break.split(asking)[-1].split()
     return bool(words) and words[0].lower().strip(",") in _AUXILIARIES
 
 
@@ -205,8 +208,14 @@ def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]])
 def extract(passage: Passage, scores: Sequence[float]) -> str:
     """The passage's answer in its own words: the whole section when it is short, else the
     sentence that best matches the question with the one before it and as many that follow as
-    fit in ANSWER_CHARS (the steps after an instruction's first line). Heading lines go."""
-    kept = [i for i, sentence in enumerate(passage.sentences) if not sentence.startswith("#")]
+    fit in ANSWER_CHARS (the steps after an instruction's first line). Heading lines, and
+    lines that only repeat the section's title, go."""
+    heading = passage.heading.strip().lower()
+    kept = [
+        i
+        for i, sentence in enumerate(passage.sentences)
+        if not sentence.startswith("#") and sentence.strip().lower() != heading
+    ]
     if not kept:
         return ""
     if sum(len(passage.sentences[i]) + 1 for i in kept) <= ANSWER_CHARS:
@@ -318,6 +327,9 @@ def compose(
     when the passage backs it (and it is not already in the passage's words below), then
     the passage's own words. An unbacked short answer is left out, never shown."""
     lead = (lead or "").strip()
+    if verdict:  # "Yes, you can ..." after the verdict's own "Yes."
+        lead = _verdict_words.sub("", lead)
+        lead = lead[:1].upper() + lead[1:]
     status: Literal["backed", "unbacked", "none"] = "none"
     parts: list[str] = []
     if verdict:

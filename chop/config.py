@@ -14,6 +14,7 @@ Provider = Literal["local", "openai"]
 ContinuityMode = Literal["llm", "gate", "rules"]
 QueryCnmMode = Literal["off", "boost", "filter"]
 SearchMode = Literal["auto", "vector", "hybrid"]
+AnswerMode = Literal["lead", "quote"]
 
 
 def _env(name: str, default: str) -> Any:
@@ -149,6 +150,13 @@ class Context:
         "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank; "
         "'auto': hybrid for questions about filings (their line items' own words find the "
         "table pages), vector for everything else (manuals measured better with vectors).",
+    )
+    answer: AnswerMode = _described(
+        _env("CHOP_ANSWER", "lead"),
+        "'lead': the answer quotes the section that answers best and opens with a short answer "
+        "the LLM writes, shown only when the section backs it; 'quote': the section's words "
+        "alone, the LLM asked only for a yes/no question's verdict (an answer in about a "
+        "second on a CPU).",
     )
     query_cnm: QueryCnmMode = _described(
         _env("CHOP_QUERY_CNM", "boost"),

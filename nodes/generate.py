@@ -86,13 +86,17 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     chosen = passages[best_passage(passages, scores)]
     extracted = extract(chosen, scores[passages.index(chosen)])
     yes_no = is_yes_no_question(question)
+    if not yes_no and ctx.answer == "quote":
+        answer = compose(chosen, extracted, None)
+        return {"answer": answer.text, "answerable": True, "citations": answer.citations}
     messages = prompts.render(
         "generate_yes_no" if yes_no else "generate", question=question, passages=shown([chosen])
     )
     result = structured_call(ctx, store, "answer", messages, YesNoReply if yes_no else AnswerReply)
     reply = result.value
     verdict = reply.verdict if isinstance(reply, YesNoReply) else None
-    answer = compose(chosen, extracted, reply.answer if reply else None, verdict)
+    lead = reply.answer if reply and ctx.answer == "lead" else None
+    answer = compose(chosen, extracted, lead, verdict)
     stats = {**result.stats(), f"answer_lead_{answer.lead}": 1.0}
     note = ""
     if reply is None:  # the passage's own words still answer; the failure is recorded

@@ -203,3 +203,16 @@ def test_a_yes_no_question_is_answered_yes_or_no_then_the_reason(
     result = ask("Can I use the Coolwave 330C without refitting the water tank?", context=ctx)
     assert result["answer"].startswith("No. ")
     assert "Refit it firmly" in result["answer"] or "refit it firmly" in result["answer"]
+
+
+def test_quote_answers_need_the_llm_only_for_a_yes_no_verdict(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = twin_manuals(context).with_overrides(answer="quote")
+    before = scripted.count("answer")
+    result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
+    assert "every 4 weeks" in result["answer"] and scripted.count("answer") == before
+    verdict = ask("Is the Coolwave 330C filter cleaned every 4 weeks?", context=ctx)
+    assert verdict["answer"].startswith("Yes. ") and scripted.count("answer") == before + 1

@@ -59,6 +59,8 @@ def test_sentences_are_lines_and_sentences_even_when_extraction_glued_them() -> 
 def test_yes_no_questions_open_with_an_auxiliary_verb_after_any_device_name() -> None:
     assert is_yes_no_question("[Samsung Smart TV] Can I change the screen to grayscale?")
     assert is_yes_no_question("Does the S10 support wireless charging?")
+    assert is_yes_no_question("Samsung Smart TV: Can I change the screen to grayscale?")
+    assert is_yes_no_question("I have a Galaxy S10. Is there a one-handed mode?")
     assert not is_yes_no_question("How can I turn on the GPS?")
     assert not is_yes_no_question("What is the FY2019 inventory for Best Buy?")
 
@@ -154,3 +156,10 @@ def test_a_hit_is_read_with_the_rest_of_its_section_once() -> None:
     assert len(passages) == 1, "the second hit lies in the first hit's section"
     assert passages[0].sentences == ["Step one.", "Step two."]
     assert passages[0].heading == "Cleaning"
+
+
+def test_the_verdict_is_not_repeated_by_the_short_answer() -> None:
+    text = "You can change the color of the TV screen to black and white."
+    passage = passage_of(text)
+    answer = compose(passage, text, "Yes, you can change the TV screen to black and white.", "yes")
+    assert answer.text.startswith("Yes. You can change the TV screen")
