@@ -77,7 +77,7 @@ def test_a_failing_answer_model_still_answers_in_the_sources_words_and_says_so(
     store,
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
-    ctx = twin_manuals(context)
+    ctx = twin_manuals(context).with_overrides(answer="lead")
     scripted.responder = lambda task, user: (
         "oops" if task == "answer" else sensible_reply(task, user)
     )
@@ -177,7 +177,7 @@ def test_an_answer_the_passage_does_not_back_is_left_out_and_said(
     store,
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
-    ctx = twin_manuals(context)
+    ctx = twin_manuals(context).with_overrides(answer="lead")
     scripted.responder = lambda task, user: (
         json.dumps({"answer": "Open the Settings app and tap Filter care every 6 weeks."})
         if task == "answer"
