@@ -22,6 +22,13 @@ from psycopg_pool import ConnectionPool
 R = TypeVar("R")
 
 
+# A checkpoint's "ts" is when LangGraph wrote it (ISO 8601 with its offset).
+IDLE_THREADS = """
+SELECT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)
+GROUP BY thread_id
+HAVING max((checkpoint->>'ts')::timestamptz) < now() - %s * interval '1 day'
+"""
+
 # What PostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CHECKPOINT_CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
@@ -57,6 +64,13 @@ class ReconnectingPostgresSaver(PostgresSaver):
 
     def delete_thread(self, *args: Any, **kwargs: Any) -> None:
         _retried_on_disconnect(super().delete_thread, *args, **kwargs)
+
+    def threads_idle_since(self, prefix: str, days: float) -> list[str]:
+        """Threads whose id starts with ``prefix`` and whose last checkpoint is older than
+        ``days``: runs that were killed and never run again."""
+        with self._cursor() as cur:
+            cur.execute(IDLE_THREADS, (prefix, days))
+            return [row["thread_id"] for row in cur.fetchall()]
 
     def threads_with_prefix(self, prefix: str) -> list[str]:
         """Threads whose id starts with ``prefix`` (a collection's earlier ingests)."""

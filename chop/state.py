@@ -221,6 +221,7 @@ class AnswerState(TypedDict, total=False):
     answer: str
     answerable: bool
     citations: list[int]
+    error: str  # set when no answer could be generated (the LLM failed): why
     stats: Annotated[dict[str, float], add_counts]
 
 
@@ -234,6 +235,7 @@ class AnswerOutput(TypedDict, total=False):
     sources: list[Source]
     question_model: str | None
     retrieval_note: str
+    error: str  # present only when no answer could be generated (the LLM failed): why
 
 
 def input_question(state: AnswerState) -> str:

@@ -107,6 +107,25 @@ def embedding_key(embedded_text: str, embedder_name: str) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
+class UnknownCollection(ValueError):
+    """A search or read names a collection that does not exist (a typo, or nothing ingested)."""
+
+
+class EmbedderMismatch(ValueError):
+    """A collection is read or written with another embedder than the one its vectors are
+    from: other widths fail inside pgvector, equal widths give silently wrong neighbours."""
+
+
+@dataclass(frozen=True)
+class CollectionRecord:
+    """What a collection was made with (``chop_collections``): its embedder and its width,
+    and the settings of the run that made it (for the record; they do not bind later runs)."""
+
+    embedder: str
+    dimension: int
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
 def validate_collection(name: str) -> str:
     if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):  # "$" allows a "\n"
         raise ValueError(
@@ -171,6 +190,21 @@ CREATE TABLE IF NOT EXISTS chop_llm_cache (
     value jsonb NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now())
 """
+
+CREATE_COLLECTIONS = """
+CREATE TABLE IF NOT EXISTS chop_collections (
+    name text PRIMARY KEY,
+    embedder text NOT NULL,
+    dimension int NOT NULL,
+    settings jsonb NOT NULL DEFAULT '{}',
+    created_at timestamptz NOT NULL DEFAULT now())
+"""
+RECORD_COLLECTION = """
+INSERT INTO chop_collections (name, embedder, dimension, settings) VALUES (%s, %s, %s, %s)
+ON CONFLICT (name) DO NOTHING
+"""
+COLLECTION_RECORD = "SELECT embedder, dimension, settings FROM chop_collections WHERE name = %s"
+FORGET_COLLECTION = "DELETE FROM chop_collections WHERE name = %s"
 
 CACHE_GET = "SELECT value FROM chop_llm_cache WHERE key = %s"
 CACHE_PUT = """
@@ -276,8 +310,9 @@ class Store:
             kwargs={"autocommit": False},
             open=True,
         )
-        self._ready: set[tuple[str, int]] = set()
+        self._ready: set[tuple[str, int, str | None]] = set()
         self._existing: set[str] = set()
+        self._embedder_checked: set[tuple[str, str, int]] = set()
 
     def close(self) -> None:
         self.pool.close()
@@ -288,15 +323,27 @@ class Store:
             yield conn
 
     # ---------------------------------------------------------------- schema
-    def ensure_collection(self, collection: str, dim: int) -> None:
-        """Create the collection's tables and indexes if missing (idempotent)."""
+    def ensure_collection(
+        self,
+        collection: str,
+        dim: int,
+        *,
+        embedder: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        """Create the collection's tables and indexes if missing (idempotent). With
+        ``embedder``, a new collection records it (and ``settings``), an existing one must have
+        been made with it (EmbedderMismatch otherwise), and one made before collections kept a
+        record adopts it."""
         validate_collection(collection)
-        if (collection, dim) in self._ready:
+        if (collection, dim, embedder) in self._ready:
             return
         chunks, documents = _tables(collection)
+        if embedder is not None:
+            self._check_embedder(collection, embedder, dim, settings or {})
         stored = self.collection_dimension(collection)
         if stored is not None and stored != dim:
-            raise ValueError(
+            raise EmbedderMismatch(
                 f"collection {collection!r} stores {stored}-dimensional vectors; the embedder "
                 f"gives {dim}. Use another collection for this embedder."
             )
@@ -315,7 +362,49 @@ class Store:
                         sql.Identifier(f"chop_{collection}_{suffix}"), chunks
                     )
                 )
-        self._ready.add((collection, dim))
+        self._ready.add((collection, dim, embedder))
+
+    def open_collection(self, collection: str, embedder: str, dim: int) -> None:
+        """Make sure a reader may search ``collection`` with ``embedder``: the collection
+        exists (UnknownCollection) and its vectors are that embedder's (EmbedderMismatch),
+        one clear error instead of pgvector's "different vector dimensions" or, with equal
+        widths, wrong results."""
+        self.require_collection(collection)
+        self._check_embedder(collection, embedder, dim, {})
+
+    def collection_record(self, collection: str) -> CollectionRecord | None:
+        """What the collection was made with, or None (not made, or made before the record)."""
+        with self.pool.connection() as conn:
+            row = conn.execute(COLLECTION_RECORD, (validate_collection(collection),)).fetchone()
+            conn.rollback()
+        return CollectionRecord(str(row[0]), int(row[1]), dict(row[2])) if row else None
+
+    def _check_embedder(
+        self, collection: str, embedder: str, dim: int, settings: dict[str, Any]
+    ) -> None:
+        """Record ``embedder`` for a collection without a record (a new one, or one an earlier
+        chop made, whose vectors must then have its width); refuse any other embedder."""
+        if (collection, embedder, dim) in self._embedder_checked:
+            return
+        width = self.collection_dimension(collection)
+        if width is not None and width != dim:
+            known = self.collection_record(collection)
+            made_with = f"{known.embedder} ({width} dimensions)" if known else f"{width} dimensions"
+            raise EmbedderMismatch(
+                f"collection {collection!r} was embedded with {made_with}; this run's embedder "
+                f"is {embedder} ({dim} dimensions). Use the collection's embedder "
+                "(CHOP_EMBEDDING_PROVIDER / CHOP_EMBEDDING_MODEL) or another collection."
+            )
+        with self.transaction() as conn:
+            conn.execute(RECORD_COLLECTION, (collection, embedder, dim, Jsonb(settings)))
+            row = conn.execute(COLLECTION_RECORD, (collection,)).fetchone()
+        if row is not None and (row[0], row[1]) != (embedder, dim):
+            raise EmbedderMismatch(
+                f"collection {collection!r} was embedded with {row[0]} ({row[1]} dimensions); "
+                f"this run's embedder is {embedder} ({dim} dimensions). Use the collection's "
+                "embedder (CHOP_EMBEDDING_PROVIDER / CHOP_EMBEDDING_MODEL) or another collection."
+            )
+        self._embedder_checked.add((collection, embedder, dim))
 
     def collection_dimension(self, collection: str) -> int | None:
         """The vector width of an existing collection, or None when it does not exist."""
@@ -339,12 +428,23 @@ class Store:
             self._existing.add(collection)
         return exists
 
+    def require_collection(self, collection: str) -> None:
+        """Raise UnknownCollection, naming it, unless the collection exists: a misspelt name
+        must not read as "no passages for this question"."""
+        if not self.collection_exists(collection):
+            raise UnknownCollection(
+                f"collection {collection!r} does not exist "
+                f"(ingest documents into it first: chop ingest PATH --collection {collection})"
+            )
+
     def drop_collection(self, collection: str) -> None:
         chunks, documents = _tables(collection)
         with self.transaction() as conn:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(chunks))
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(documents))
+            conn.execute(FORGET_COLLECTION, (collection,))
         self._ready = {r for r in self._ready if r[0] != collection}
+        self._embedder_checked = {r for r in self._embedder_checked if r[0] != collection}
         self._existing.discard(collection)
 
     # ------------------------------------------------------------- documents
@@ -574,6 +674,7 @@ def _bootstrap(url: str) -> None:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(CREATE_LLM_CACHE)
+            conn.execute(CREATE_COLLECTIONS)
             _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")

@@ -78,6 +78,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             f"{result.error}); the sources below are the most relevant passages.",
             "answerable": False,
             "citations": [],
+            "error": result.error or "the model gave no answer",
             "stats": stats,
         }
     # Only sources of the asked model may back the answer (twins' chunks look alike).

@@ -54,6 +54,18 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def collection_settings(ctx: Context) -> dict[str, Any]:
+    """The model settings a new collection records beside its embedder (chop_collections)."""
+    return {
+        "chat_model": chat_model_identity(ctx),
+        "chunk_tokens": ctx.chunk_tokens,
+        "chunk_overlap": ctx.chunk_overlap,
+        "chunking": ctx.chunking,
+        "continuity_mode": ctx.continuity_mode,
+        "section_weight": ctx.section_weight,
+    }
+
+
 def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     # Checked before anything is touched: a bad input is one clear error and changes nothing.
@@ -62,7 +74,12 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     to_delete = input_doc_ids(state.get("delete"))
     store = store_for(ctx)
     embedder = get_embedder(ctx)
-    store.ensure_collection(ctx.collection, embedder.dimension)
+    store.ensure_collection(
+        ctx.collection,
+        embedder.dimension,
+        embedder=embedder.name,
+        settings=collection_settings(ctx),
+    )
 
     loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
     by_id: dict[str, SourceDocument] = {}

@@ -29,6 +29,10 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     result = structured_call(
         ctx, store_for(ctx), "document_profile", messages, DocumentProfileReply
     )
+    if result.value is None:  # reported like every other failed LLM task
+        runtime.stream_writer(
+            {"event": "llm_failed", "task": "document_profile", "error": result.error}
+        )
     profile = document_profile(document, result.value)
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
