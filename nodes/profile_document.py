@@ -34,6 +34,15 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             {"event": "llm_failed", "task": "document_profile", "error": result.error}
         )
     profile = document_profile(document, result.value)
+    if told := profile.get("instructions"):  # not followed; said once per document
+        runtime.stream_writer(
+            {
+                "event": "warning",
+                "source": document["source"],
+                "reason": f"{len(told)} sentence(s) addressed to the labeller were not "
+                f"followed, e.g. {told[0][:80]!r}",
+            }
+        )
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
         "profile": profile,
