@@ -77,8 +77,10 @@ def ingest(
     if durable and checkpointer is None:
         from chop.checkpoints import durable_checkpointer
         from chop.pgserver import resolve_database_url
+        from chop.store import outage_for
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
+        outage_for(url).bound_s = ctx.database_outage_s
         with durable_checkpointer(url) as saver:
             inputs, contents = input_keys(ctx, payload)
             thread_id = thread_id or f"ingest-{ctx.collection}-{inputs}-{contents}"

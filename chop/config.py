@@ -168,6 +168,12 @@ class Context:
         "together; then its fallback applies.",
     )
 
+    database_outage_s: float = _described(
+        _env_float("CHOP_DATABASE_OUTAGE_S", 900.0),
+        "How long a run waits for the database when it becomes unreachable (a restart, an "
+        "outage): calls are retried and the run carries on when it is back; after this many "
+        "seconds the run ends with one message, and the same command resumes it.",
+    )
     checkpoint_retention_days: float = _described(
         _env_float("CHOP_CHECKPOINT_RETENTION_DAYS", 7.0),
         "A durable ingest's checkpoints serve only its resume: a run killed and not run again "
@@ -194,7 +200,12 @@ class Context:
             raise ValueError("chunk_overlap must be at least 0 and smaller than chunk_tokens")
         if not 0 <= self.section_weight <= 1:
             raise ValueError(f"section_weight must be between 0 and 1, not {self.section_weight!r}")
-        for name in ("llm_timeout_s", "llm_deadline_s", "checkpoint_retention_days"):
+        for name in (
+            "llm_timeout_s",
+            "llm_deadline_s",
+            "checkpoint_retention_days",
+            "database_outage_s",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 

@@ -10,18 +10,21 @@ migrated when first opened (RENAMED_*). The embedded server is started by chop.p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import psycopg
+import tenacity
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -105,6 +108,100 @@ def embedding_key(embedded_text: str, embedder_name: str) -> str:
     """The key a stored vector is found again by: the same text from the same embedder."""
     payload = f"{embedder_name}\x00{embedded_text}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(payload).hexdigest()
+
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+DEFAULT_OUTAGE_S = 900.0  # Context.database_outage_s
+CONNECTION_WAIT_S = 10.0  # one wait for a pooled connection; an outage is waited out in several
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database stayed unreachable longer than the outage bound: the run ends here."""
+
+
+class Outage:
+    """The outages of one database as every caller sees them: the first failed call begins
+    one (one line), every call waits and retries until the database answers or the outage
+    has lasted ``bound_s`` (then DatabaseUnavailable, for every caller at once), and the first
+    connection checked after it began ends it (one line). A run carries on when the server
+    comes back."""
+
+    def __init__(self, bound_s: float = DEFAULT_OUTAGE_S) -> None:
+        self.bound_s = bound_s
+        self.started: float | None = None
+        self.last_error = ""
+        self._lock = threading.Lock()
+
+    def call(self, work: Callable[[], R]) -> R:
+        """``work()``, retried with backoff through an outage of at most ``bound_s``."""
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
+            stop=self._outlasted,
+            wait=tenacity.wait_exponential(multiplier=0.25, max=5),
+            reraise=False,
+        )
+        try:
+            return retrying(work)
+        except tenacity.RetryError as gave_up:
+            raise DatabaseUnavailable(
+                f"the database has been unreachable for {self.bound_s:.0f} s "
+                f"(last: {self.last_error}); what finished is stored, and the same command "
+                "resumes once it is back"
+            ) from gave_up.last_attempt.exception()
+
+    def _outlasted(self, state: tenacity.RetryCallState) -> bool:
+        """Record a failed call; True when the outage has lasted longer than the bound."""
+        error = state.outcome.exception() if state.outcome else None
+        with self._lock:
+            now = time.monotonic()
+            self.last_error = _one_line(error) if error else self.last_error
+            if self.started is None:  # it began when the failed call did
+                self.started = min(now, state.start_time)
+                log.warning(
+                    "database unreachable (%s); waiting up to %.0f s for it",
+                    self.last_error,
+                    self.bound_s,
+                )
+            return now - self.started > self.bound_s
+
+    def reachable(self, asked: float) -> None:
+        """The database answered a call that asked at ``asked``: an outage that had begun by
+        then is over (an answer to an earlier call proves nothing about now)."""
+        if self.started is None or asked < self.started:
+            return
+        with self._lock:
+            if self.started is not None and asked >= self.started:
+                log.warning("database back after %.0f s", time.monotonic() - self.started)
+                self.started = None
+
+
+def _one_line(error: BaseException) -> str:
+    """An error in one short line (libpq's messages span three)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+_outages: dict[str, Outage] = {}
+_outages_lock = threading.Lock()
+
+
+def outage_for(url: str) -> Outage:
+    """The Outage of the database at ``url``, shared by its Store and its checkpointer."""
+    with _outages_lock:
+        return _outages.setdefault(url, Outage())
+
+
+def _through_outages(method: Callable[P, R]) -> Callable[P, R]:
+    """A Store method that waits out a database outage (Store.outage) instead of failing."""
+
+    @functools.wraps(method)
+    def waiting(*args: P.args, **kwargs: P.kwargs) -> R:
+        store = args[0]
+        assert isinstance(store, Store)
+        return store.outage.call(lambda: method(*args, **kwargs))
+
+    return waiting
 
 
 class UnknownCollection(ValueError):
@@ -308,8 +405,10 @@ class Store:
             configure=_configure,
             check=ConnectionPool.check_connection,  # a restarted server: reconnect, don't fail
             kwargs={"autocommit": False},
+            timeout=CONNECTION_WAIT_S,
             open=True,
         )
+        self.outage = outage_for(url)
         self._ready: set[tuple[str, int, str | None]] = set()
         self._existing: set[str] = set()
         self._embedder_checked: set[tuple[str, str, int]] = set()
@@ -319,10 +418,20 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
+            yield conn
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A checked connection from the pool: getting one proves the database answers, which
+        ends an outage that began before this call asked."""
+        asked = time.monotonic()
+        with self.pool.connection() as conn:
+            self.outage.reachable(asked)
             yield conn
 
     # ---------------------------------------------------------------- schema
+    @_through_outages
     def ensure_collection(
         self,
         collection: str,
@@ -372,13 +481,15 @@ class Store:
         self.require_collection(collection)
         self._check_embedder(collection, embedder, dim, {})
 
+    @_through_outages
     def collection_record(self, collection: str) -> CollectionRecord | None:
         """What the collection was made with, or None (not made, or made before the record)."""
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(COLLECTION_RECORD, (validate_collection(collection),)).fetchone()
             conn.rollback()
         return CollectionRecord(str(row[0]), int(row[1]), dict(row[2])) if row else None
 
+    @_through_outages
     def _check_embedder(
         self, collection: str, embedder: str, dim: int, settings: dict[str, Any]
     ) -> None:
@@ -406,15 +517,17 @@ class Store:
             )
         self._embedder_checked.add((collection, embedder, dim))
 
+    @_through_outages
     def collection_dimension(self, collection: str) -> int | None:
         """The vector width of an existing collection, or None when it does not exist."""
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 VECTOR_WIDTH, (f"chop_{validate_collection(collection)}_chunks",)
             ).fetchone()
             conn.rollback()
         return int(row[0]) if row else None
 
+    @_through_outages
     def collection_exists(self, collection: str) -> bool:
         """Whether the tables exist; a yes is remembered (searches ask on every query), and
         the first yes brings a collection an earlier chop made up to date (RENAMED_*)."""
@@ -437,6 +550,7 @@ class Store:
                 f"(ingest documents into it first: chop ingest PATH --collection {collection})"
             )
 
+    @_through_outages
     def drop_collection(self, collection: str) -> None:
         chunks, documents = _tables(collection)
         with self.transaction() as conn:
@@ -448,17 +562,19 @@ class Store:
         self._existing.discard(collection)
 
     # ------------------------------------------------------------- documents
+    @_through_outages
     def documents(self, collection: str) -> dict[str, DocumentRecord]:
         if not self.collection_exists(collection):
             return {}
         _, documents = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT {} FROM {}").format(_names(DOCUMENT_COLUMNS), documents)
             ).fetchall()
             conn.rollback()
         return {r[0]: DocumentRecord(*r) for r in rows}
 
+    @_through_outages
     def replace_document(
         self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
     ) -> bool:
@@ -489,6 +605,7 @@ class Store:
                     copy.write_row(_copied_values(r))
         return replaced > 0
 
+    @_through_outages
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):
             return False
@@ -499,6 +616,7 @@ class Store:
             )
             return cur.rowcount > 0
 
+    @_through_outages
     def chunks(self, collection: str, doc_id: str | None = None) -> list[dict[str, Any]]:
         """Stored chunks in document order (without vectors), for inspection and tests."""
         if not self.collection_exists(collection):
@@ -507,17 +625,18 @@ class Store:
         query = sql.SQL("SELECT {} FROM {} {} ORDER BY doc_id, chunk_index").format(
             sql.SQL(STORED_CHUNK_COLUMNS), chunks, sql.SQL("WHERE doc_id = %s" if doc_id else "")
         )
-        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        with self.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(query, (doc_id,) if doc_id else ()).fetchall()
             conn.rollback()
         return list(rows)
 
+    @_through_outages
     def embeddings_by_key(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
         """Vectors already stored for a document, by their :func:`embedding_key`."""
         if not self.collection_exists(collection):
             return {}
         chunks, _ = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT embedding_key, embedding FROM {} WHERE doc_id = %s").format(chunks),
                 (doc_id,),
@@ -525,6 +644,7 @@ class Store:
             conn.rollback()
         return {h: _as_array(e) for h, e in rows}
 
+    @_through_outages
     def distinct_values(self, collection: str, column: str) -> list[str]:
         """Stored model or category values, for matching a question against them."""
         if column not in ("model", "category", "doc_title"):
@@ -532,7 +652,7 @@ class Store:
         if not self.collection_exists(collection):
             return []
         chunks, _ = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT DISTINCT {col} FROM {t} WHERE {col} IS NOT NULL").format(
                     col=sql.Identifier(column), t=chunks
@@ -542,6 +662,7 @@ class Store:
         return sorted(r[0] for r in rows)
 
     # ---------------------------------------------------------------- search
+    @_through_outages
     def search(
         self,
         collection: str,
@@ -614,12 +735,14 @@ class Store:
         return [_hit(row) for row in rows]
 
     # ------------------------------------------------------------- LLM cache
+    @_through_outages
     def cache_get(self, key: str) -> Any | None:
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(CACHE_GET, (key,)).fetchone()
             conn.rollback()
         return row[0] if row else None
 
+    @_through_outages
     def cache_put(self, key: str, chat_model: str, value: Any) -> None:
         """Keep an answer under ``key``, with the identity of the chat model that gave it."""
         with self.transaction() as conn:
@@ -755,5 +878,7 @@ def release_embedded_server(data_dir: str | Path) -> None:
 
 
 def store_for(ctx: Context) -> Store:
-    """The Store that a run's context points at."""
-    return get_store(ctx.database_url, ctx.data_dir)
+    """The Store that a run's context points at, waiting out outages as long as it says."""
+    store = get_store(ctx.database_url, ctx.data_dir)
+    store.outage.bound_s = ctx.database_outage_s
+    return store
