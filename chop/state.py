@@ -109,7 +109,8 @@ class IngestState(TypedDict, total=False):
     pending: list[DocumentTask]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
-    warnings: list[Problem]  # documents loaded with a caveat (e.g. bad bytes replaced)
+    # documents stored with a caveat: bad bytes replaced (load), instructions not followed
+    warnings: Annotated[list[Problem], operator.add]
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
 
@@ -131,13 +132,15 @@ class DocumentState(TypedDict, total=False):
     embeddings: list[list[float]]
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]
+    warnings: Annotated[list[Problem], operator.add]
 
 
 class DocumentOutput(TypedDict, total=False):
-    """What a finished document hands back to the ingest graph: its counters."""
+    """What a finished document hands back to the ingest graph: its counters and caveats."""
 
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]
+    warnings: Annotated[list[Problem], operator.add]
 
 
 class IngestOutput(TypedDict, total=False):

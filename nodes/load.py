@@ -124,7 +124,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "pending": changed,
         "stats": Overwrite({}),
         "problems": Overwrite(problems),
-        "warnings": warnings,
+        "warnings": Overwrite(warnings),
         "unchanged": unchanged,
         "report": Overwrite(
             {

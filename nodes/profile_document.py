@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 import prompts
 from chop.cnm import DocumentProfileReply
 from chop.config import Context
+from chop.documents import Problem
 from chop.llm import structured_call
 from chop.profile import document_profile, llm_opening
 from chop.state import DocumentState
@@ -34,17 +35,17 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             {"event": "llm_failed", "task": "document_profile", "error": result.error}
         )
     profile = document_profile(document, result.value)
+    warnings: list[Problem] = []
     if told := profile.get("instructions"):  # not followed; said once per document
-        runtime.stream_writer(
-            {
-                "event": "warning",
-                "source": document["source"],
-                "reason": f"{len(told)} sentence(s) addressed to the labeller were not "
-                f"followed, e.g. {told[0][:80]!r}",
-            }
+        reason = (
+            f"{len(told)} sentence(s) addressed to the labeller were not followed, "
+            f"e.g. {told[0][:80]!r}"
         )
+        warnings.append(Problem(source=document["source"], reason=reason))
+        runtime.stream_writer({"event": "warning", **warnings[0]})
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
         "profile": profile,
+        "warnings": warnings,
         "stats": {**result.stats(), "profile_fallbacks": int(result.value is None)},
     }

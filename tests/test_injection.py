@@ -116,8 +116,13 @@ def test_the_real_manual_stays_reachable_and_what_was_refused_is_recorded(
 ) -> None:
     scripted.responder = obedient_reply
     ctx = obedient_context(context)
-    write_manual(tmp_path, "coolwave-410x.txt", "Coolwave 410X Owner's Manual", PHRASINGS[0])
-    ingest(tmp_path, context=ctx)
+    path = write_manual(tmp_path, "coolwave-410x.txt", "Coolwave 410X Owner's Manual", PHRASINGS[0])
+    report = ingest(tmp_path, context=ctx)
+    assert [w["source"] for w in report["warnings"]] == [str(path.resolve())]
+    assert (
+        "1 sentence(s) addressed to the labeller were not followed"
+        in report["warnings"][0]["reason"]
+    )
     flags = {f for c in store.chunks(ctx.collection) for f in c["flags"]}
     assert "rejected model 'Coolwave 999Z': only in an instruction to the labeller" in flags
     (record,) = store.documents(ctx.collection).values()
