@@ -12,9 +12,12 @@ when it
   instructions, the title, what came before), or
 - addresses a machine reader (the AI, an assistant, a language model, a labeller or
   classifier, a "system note", a "note to ...") and commands something or names a label, or
-- commands labelling (a sentence that opens with set / label / classify / tag / treat /
-  respond / output / answer / ... or says "you must ...", "... should be labelled ...")
-  and names a label field (model, category, nouns, title, the product, this document, ...).
+- sets a label field ("set the model to ..."), or
+- commands labelling (a sentence that opens with label / classify / tag / treat / respond /
+  output / answer / ..., or says "you must answer / label / ...") and names a label field
+  (model, category, nouns, title, the product, this document, ...).
+Ordinary imperatives of a manual ("Set the timer to two hours", "you will hear the program
+title") are not: their verbs are not about labels, or they name no label.
 """
 
 from __future__ import annotations
@@ -30,27 +33,42 @@ _OVERRIDE = re.compile(
     r"above|earlier|rules|title|file\s?name|headings?|everything|all)\b",
     re.IGNORECASE,
 )
+_MACHINE = (  # words for a machine reader; "AI" and "assistant" only where they address one
+    r"(?:labell?(?:er|ing (?:model|system|tool|pipeline))|classifier|tagger|annotator|LLM|GPT|"
+    r"chat\s?bot|(?:large )?language model|(?:AI|ML) (?:model|system|assistant|reader)|"
+    r"AI|assistant)s?"
+)
 _MACHINE_READER = re.compile(
-    r"\bAI\b|\bA\.I\.|\bGPT\b|\bLLMs?\b|(?i:\b(?:artificial intelligence|assistant|chat\s?bot|"
-    r"(?:large )?language models?|labell?ers?|labell?ing (?:model|system|tool|pipeline)|"
-    r"classifiers?|taggers?|annotators?|indexers?|extractors?|"
-    r"system (?:notes?|prompts?|messages?|instructions?|override)|notes? (?:to|for) (?:the|any)|"
-    r"instructions? (?:to|for) (?:the|any)|attention)\b)"
+    r"(?i:\b(?:labell?(?:ers?|ing (?:model|system|tool|pipeline))|classifiers?|taggers?|"
+    r"annotators?|chat\s?bots?|(?:large )?language models?|system (?:notes?|prompts?|"
+    r"instructions?|override))\b)"
+    r"|\bLLMs?\b|\bGPT\b|\bAI (?:model|system|assistant|reader|labell?er)s?\b"
+    r"|(?i:\b(?:the|an|to|dear|hey|attention|any|you)\s+(?:AI|assistant)\b)(?!\s+[A-Z][a-z])"
+    r"|^\W*(?i:AI|assistant)\s*[:,]"
+    r"|(?i:\b(?:notes?|instructions?|message) (?:to|for) (?:the |any |an? )?)" + _MACHINE,
+    re.MULTILINE,
 )
 _COMMAND = re.compile(
     r"^\W*(?:(?:please|kindly|now|important|note|nb|attention|warning|system|admin|instruction)"
-    r"\W+)*(?:set|change|make|label|classify|categori[sz]e|tag|treat|respond|reply|output|"
-    r"answer|say|mark|identify|consider|regard|file|print|ignore|disregard|forget|override)\b"
-    r"|\byou (?:must|should|shall|will|need to|have to|are (?:to|required to|instructed to))\b"
-    r"|\b(?:must|should|shall) be (?:labell?ed|classified|tagged|treated|categori[sz]ed|filed|"
-    r"recorded|reported|identified)\b",
+    r"\W+)*(?:label|classify|categori[sz]e|tag|treat|respond|reply|output|answer|ignore|"
+    r"disregard|forget|override)\b"
+    r"|\byou (?:must|should|shall|will|need to|have to|are (?:to|required to|instructed to))"
+    r"\s+(?:now\s+|always\s+|only\s+)?(?:answer|respond|reply|output|label|classify|"
+    r"categori[sz]e|tag|treat|say|state|report|return|set|use|call|name|identify|ignore|"
+    r"disregard|forget)\b",
+    re.IGNORECASE,
+)
+_SET_FIELD = re.compile(
+    r"\b(?:set|change|make|update|switch)\s+(?:the\s+|its\s+|your\s+)?(?:model|category|"
+    r"labels?|nouns?|title|entity|company|fiscal year|period)\s+(?:to|as|=|:)",
     re.IGNORECASE,
 )
 _LABEL_FIELD = re.compile(
     r"\b(?:model|category|categories|labels?|nouns?|tags?|metadata|json|fields?|title|"
     r"file\s?name|classif\w*|entity|company|fiscal (?:year|quarter)|period|"
     r"product (?:is|name)|(?:this|the) (?:document|manual|guide|text|passage|file|report|"
-    r"filing|chunk|section) (?:is|covers|describes|concerns|belongs|refers|applies))\b",
+    r"filing|chunk|section) (?:is|covers|describes|concerns|belongs|refers|applies|should|"
+    r"must))\b",
     re.IGNORECASE,
 )
 _STOPWORDS = frozenset(
@@ -94,7 +112,7 @@ def tokens(text: str) -> list[str]:
 
 def is_instruction(sentence: str) -> bool:
     """Whether ``sentence`` speaks to the labeller instead of describing the product."""
-    if _OVERRIDE.search(sentence):
+    if _OVERRIDE.search(sentence) or _SET_FIELD.search(sentence):
         return True
     commands = bool(_COMMAND.search(sentence))
     names_label = bool(_LABEL_FIELD.search(sentence))
