@@ -370,6 +370,8 @@ KNOWN_LINES = (
     re.compile(r"^resuming unfinished run ingest-\w+-[0-9a-f]+-[0-9a-f]+$"),
     re.compile(r"^LLM unavailable: \d+ of \d+ LLM answers failed \(last: .+\); their chunks"),
     re.compile(r"^LLM cache (read|write) failed \(.+\); (asking the model|the answer is used)"),
+    re.compile(r"^database unreachable \(.+\); waiting up to \d+ s for it$"),
+    re.compile(r"^database back after \d+ s$"),
     re.compile(r"^(loading|profiling documents|labelling chunks, \d+/\d+ documents stored)"),
 )
 
