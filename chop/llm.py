@@ -8,11 +8,13 @@ one deadline (Context.llm_deadline_s) for all attempts together: the HTTP client
 retry on its own, so a hung endpoint costs one deadline, not attempts × client retries ×
 timeout, and every attempt is counted. When the retries are spent the call returns
 ``value=None`` with the error, and the caller applies its documented fallback; nothing raises
-into the graph. An endpoint that let a task's request time out (it accepted and never
-answered: the task missed its deadline), or gave no reply to OUTAGE_AFTER tasks in a row, is not
-asked again for OUTAGE_PROBE_S seconds (then one task probes it), and tasks that were waiting
-for a slot meanwhile are not sent: a run against a hung server ends in about one deadline, a
-dead one in seconds, with its labels left to relabel, not after one deadline per task.
+into the graph but a database outage longer than its bound (chop.store.DatabaseUnavailable:
+the cache waits out shorter ones). An endpoint that let a task's request time out (it
+accepted and never answered: the task missed its deadline), or gave no reply to OUTAGE_AFTER
+tasks in a row, is not asked again for OUTAGE_PROBE_S seconds (then one task probes it), and
+tasks that were waiting for a slot meanwhile are not sent: a run against a hung server ends
+in about one deadline, a dead one in seconds, with its labels left to relabel, not after one
+deadline per task.
 Each ingest through chop.api starts with the endpoint trusted again.
 """
 

@@ -127,8 +127,7 @@ def checked_model(
     if not model:
         return None, None
     if not is_grounded(model, title, described):
-        told = is_grounded(model, instructed)
-        why = "only in an instruction to the labeller" if told else "not in the title or text"
+        why = TOLD if is_grounded(model, instructed) else "not in the title or text"
         return None, Rejection(field="model", value=model, reason=why)
     if contradicts(model, document_name):
         why = f"contradicts the document's name {document_name}"
