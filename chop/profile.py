@@ -197,6 +197,18 @@ def document_profile(
     return profile
 
 
+def instructions_note(profile: DocumentProfile) -> str | None:
+    """The warning a document whose text addresses the labeller gets on every ingest, whether
+    it is labelled again or unchanged (None: it addresses nobody)."""
+    told = profile.get("instructions")
+    if not told:
+        return None
+    return (
+        f"{len(told)} sentence(s) addressed to the labeller were not followed, "
+        f"e.g. {told[0][:80]!r}"
+    )
+
+
 def profile_cnm(profile: DocumentProfile | None) -> CNM:
     """The signature a chunk gets from its document alone (no topic of its own known)."""
     profile = profile or NO_PROFILE

@@ -21,6 +21,7 @@ from chop.documents import (
 from chop.identity import input_meta
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, get_embedder
+from chop.profile import instructions_note, stored_profile
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for
 
@@ -108,6 +109,9 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         for d in by_id.values()
         for note in d["metadata"].get("warnings", [])
     ]
+    for doc_id in unchanged:  # said again while the document holds them (profile_document)
+        if note := instructions_note(stored_profile(stored[doc_id].metadata)):
+            warnings.append(Problem(source=by_id[doc_id]["source"], reason=note))
     for problem in problems:
         runtime.stream_writer({"event": "problem", **problem})
     for warning in warnings:

@@ -16,7 +16,7 @@ from chop.cnm import DocumentProfileReply
 from chop.config import Context
 from chop.documents import Problem
 from chop.llm import structured_call
-from chop.profile import document_profile, llm_opening
+from chop.profile import document_profile, instructions_note, llm_opening
 from chop.state import DocumentState
 from chop.store import store_for
 
@@ -36,12 +36,8 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
         )
     profile = document_profile(document, result.value)
     warnings: list[Problem] = []
-    if told := profile.get("instructions"):  # not followed; said once per document
-        reason = (
-            f"{len(told)} sentence(s) addressed to the labeller were not followed, "
-            f"e.g. {told[0][:80]!r}"
-        )
-        warnings.append(Problem(source=document["source"], reason=reason))
+    if note := instructions_note(profile):  # not followed; said once per document
+        warnings.append(Problem(source=document["source"], reason=note))
         runtime.stream_writer({"event": "warning", **warnings[0]})
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {

@@ -136,6 +136,8 @@ def test_the_real_manual_stays_reachable_and_what_was_refused_is_recorded(
         "1 sentence(s) addressed to the labeller were not followed"
         in report["warnings"][0]["reason"]
     )
+    again = ingest(tmp_path, context=ctx)  # unchanged, and still said
+    assert again["unchanged"] == 1 and again["warnings"] == report["warnings"]
     flags = {f for c in store.chunks(ctx.collection) for f in c["flags"]}
     assert "rejected model 'Coolwave 999Z': only in an instruction to the labeller" in flags
     (record,) = store.documents(ctx.collection).values()
