@@ -269,12 +269,12 @@ def structured_call(
 
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
         nonlocal attempts, raw, busy, deadline
-        attempts += 1
         chat_model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
         lock = _in_process_lock if is_in_process(ctx) else _slots(ctx.max_concurrency)
         with lock:  # llama.cpp in this process runs one call at a time
             if (down := _down_since(model_identity, started)) is not None:
-                raise EndpointDown(down)  # found down while this task waited for its turn
+                raise EndpointDown(down)  # found down while this task waited: not sent
+            attempts += 1
             began = time.perf_counter()
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
