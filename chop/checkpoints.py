@@ -47,7 +47,7 @@ class ReconnectingPostgresSaver(PostgresSaver):
     outage: Outage = Outage()  # durable_checkpointer gives each saver its database's
 
     def _waiting(self, call: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-        return self.outage.call(lambda: call(*args, **kwargs))
+        return self.outage.call(lambda: call(*args, **kwargs), asks_database=True)
 
     def put(self, *args: Any, **kwargs: Any) -> RunnableConfig:
         return self._waiting(super().put, *args, **kwargs)
@@ -100,5 +100,5 @@ def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[Reconnectin
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
 
-        saver.outage.call(set_up)
+        saver.outage.call(set_up, asks_database=True)
         yield saver

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -39,6 +40,18 @@ R = TypeVar("R")
 # is shutting down") while it waits out a database restart it then survives; a failure that
 # lasts ends as PoolTimeout, which the CLI reports in one line.
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
+
+class _CleanupOfALostConnection(logging.Filter):
+    """psycopg warns when it closes a pipeline or a COPY on a connection an outage cut ("error
+    ignored terminating <psycopg.Pipeline [BAD]>: the connection is lost"): the outage has
+    its own line (Outage), and the call is retried."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+logging.getLogger("psycopg").addFilter(_CleanupOfALostConnection())
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 RRF_K = 60
 
@@ -124,17 +137,33 @@ class Outage:
     """The outages of one database as every caller sees them: the first failed call begins
     one (one line), every call waits and retries until the database answers or the outage
     has lasted ``bound_s`` (then DatabaseUnavailable, for every caller at once), and the first
-    connection checked after it began ends it (one line). A run carries on when the server
-    comes back."""
+    call that begins after it and gets its answer from the database ends it (one line): a
+    connection that passed its check, or a cached answer, proves nothing while a server shuts
+    down. A run carries on when the server comes back."""
 
     def __init__(self, bound_s: float = DEFAULT_OUTAGE_S) -> None:
         self.bound_s = bound_s
-        self.started: float | None = None
+        self.started: float | None = None  # when the first failed call began (for the bound)
+        self.noticed = 0.0  # when it failed: only a call asked after this can end the outage
         self.last_error = ""
         self._lock = threading.Lock()
 
-    def call(self, work: Callable[[], R]) -> R:
-        """``work()``, retried with backoff through an outage of at most ``bound_s``."""
+    def call(self, work: Callable[[], R], *, asks_database: bool = False) -> R:
+        """``work()``, retried with backoff through an outage of at most ``bound_s``.
+        ``asks_database``: every success is the database's answer (else only one that took a
+        connection from Store.connection)."""
+
+        def attempt() -> R:
+            began = time.monotonic()
+            token = _asked_database.set(asks_database)
+            try:
+                result = work()
+                if _asked_database.get():
+                    self._answered(began)
+                return result
+            finally:
+                _asked_database.reset(token)
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
             stop=self._outlasted,
@@ -142,7 +171,7 @@ class Outage:
             reraise=False,
         )
         try:
-            return retrying(work)
+            return retrying(attempt)
         except tenacity.RetryError as gave_up:
             raise DatabaseUnavailable(
                 f"the database has been unreachable for {self.bound_s:.0f} s "
@@ -157,7 +186,7 @@ class Outage:
             now = time.monotonic()
             self.last_error = _one_line(error) if error else self.last_error
             if self.started is None:  # it began when the failed call did
-                self.started = min(now, state.start_time)
+                self.started, self.noticed = min(now, state.start_time), now
                 log.warning(
                     "database unreachable (%s); waiting up to %.0f s for it",
                     self.last_error,
@@ -165,13 +194,13 @@ class Outage:
                 )
             return now - self.started > self.bound_s
 
-    def reachable(self, asked: float) -> None:
+    def _answered(self, asked: float) -> None:
         """The database answered a call that asked at ``asked``: an outage that had begun by
         then is over (an answer to an earlier call proves nothing about now)."""
-        if self.started is None or asked < self.started:
+        if self.started is None or asked < self.noticed:
             return
         with self._lock:
-            if self.started is not None and asked >= self.started:
+            if self.started is not None and asked >= self.noticed:
                 log.warning("database back after %.0f s", time.monotonic() - self.started)
                 self.started = None
 
@@ -182,6 +211,7 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
+_asked_database: ContextVar[bool] = ContextVar("chop_asked_database", default=False)
 _outages: dict[str, Outage] = {}
 _outages_lock = threading.Lock()
 
@@ -423,11 +453,10 @@ class Store:
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
-        """A checked connection from the pool: getting one proves the database answers, which
-        ends an outage that began before this call asked."""
-        asked = time.monotonic()
+        """A checked connection from the pool; a call that gets one and succeeds ends an
+        outage that began before it asked (Outage)."""
         with self.pool.connection() as conn:
-            self.outage.reachable(asked)
+            _asked_database.set(True)  # this call's answer comes from the database
             yield conn
 
     # ---------------------------------------------------------------- schema

@@ -89,7 +89,7 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
         except Exception as exc:
             outcome["error"] = exc
 
-    caplog.set_level(logging.WARNING, logger="chop.store")
+    caplog.set_level(logging.WARNING)
     worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
     worker.start()
     while len(scripted.calls) < 10 and worker.is_alive():
@@ -104,6 +104,8 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     assert len(lines) == 2, lines
     assert lines[0].startswith("database unreachable (") and "waiting up to 120 s" in lines[0]
     assert lines[1].startswith("database back after ")
+    others = [r.getMessage() for r in caplog.records if r.name != "chop.store"]
+    assert others == [], "the outage's two lines are all it says"
     assert len(store.documents(ctx.collection)) == 3
 
 
@@ -137,3 +139,15 @@ def test_an_outage_longer_than_the_bound_ends_the_run_with_one_message(
         assert err[-1].startswith("error: the database has been unreachable for 3 s")
     finally:
         start_database(ctx.data_dir, options)
+
+
+def test_psycopg_closing_a_cut_connection_is_not_a_second_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the 10-minute outage of the scripted fault run printed this beside the outage's lines
+    caplog.set_level(logging.WARNING)
+    logging.getLogger("psycopg").warning(
+        "error ignored terminating %r: %s", "<psycopg.Pipeline [BAD]>", "the connection is lost"
+    )
+    logging.getLogger("psycopg").warning("any other warning of psycopg")
+    assert [r.getMessage() for r in caplog.records] == ["any other warning of psycopg"]
