@@ -22,7 +22,7 @@ RUN cd /deps/main && PYTHONDONTWRITEBYTECODE=1 \
 # The graphs, and the checkpointer factory (checkpoints in chop's own database,
 # CHOP_DATABASE_URL). Run with -e LANGGRAPH_CHECKPOINTER= to use the server's built-in one.
 # Named as installed modules, exactly as langgraph.json names them.
-ENV LANGSERVE_GRAPHS='{"ingest": "graphs.ingest:graph", "answer": "graphs.answer:graph"}'
+ENV LANGSERVE_GRAPHS='{"ingest": "deploy.graphs:ingest", "answer": "deploy.graphs:answer"}'
 ENV LANGGRAPH_CHECKPOINTER='{"path": "deploy.checkpointer.postgres_checkpointer"}'
 
 # Production defaults: remote models, no embedded PostgreSQL (CHOP_DATABASE_URL must be set).

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -38,10 +39,10 @@ def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
 
 
 def ingest(
-    paths: Iterable[str | Path] = (),
-    documents: Sequence[SourceDocument | Document] = (),
+    paths: Iterable[str | Path] | str | Path = (),
+    documents: Sequence[SourceDocument | Document] | Document = (),
     *,
-    delete: Sequence[str] = (),
+    delete: Sequence[str] | str = (),
     context: Context | None = None,
     on_event: Callable[[Event], None] | None = None,
     durable: bool = False,
@@ -49,8 +50,9 @@ def ingest(
     thread_id: str | None = None,
     meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Index ``paths`` (files or folders) and/or loaded ``documents`` (chop's
-    ``SourceDocument`` dicts or LangChain ``Document``s); returns the report.
+    """Index ``paths`` (files or folders; one path may be given alone) and/or loaded
+    ``documents`` (chop's ``SourceDocument`` dicts or LangChain ``Document``s); returns the
+    report.
 
     ``meta`` sets identity fields (chop.identity.USER_FIELDS, e.g. ``{"fiscal_year": 2023}``)
     for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
@@ -64,30 +66,60 @@ def ingest(
     """
     ctx = context or Context()
     payload: dict[str, Any] = {
-        "paths": [str(p) for p in paths],
-        "documents": source_documents(list(documents)),
-        "delete": list(delete),
+        "paths": path_list(paths),
+        "documents": source_documents(document_list(documents)),
+        "delete": [delete] if isinstance(delete, str) else list(delete),
     }
-    if meta:
-        from chop.identity import user_card
+    if meta is not None:
+        from chop.identity import input_meta
 
-        user_card(meta)  # unknown or mistyped fields fail here, before any work
-        payload["meta"] = dict(meta)
+        payload["meta"] = input_meta(meta)  # unknown or mistyped fields fail before any work
     if durable and checkpointer is None:
         from chop.checkpoints import durable_checkpointer
         from chop.pgserver import resolve_database_url
+        from chop.store import outage_for
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
+        outage_for(url).bound_s = ctx.database_outage_s
         with durable_checkpointer(url) as saver:
             inputs, contents = input_keys(ctx, payload)
             thread_id = thread_id or f"ingest-{ctx.collection}-{inputs}-{contents}"
             for stale in saver.threads_with_prefix(f"ingest-{ctx.collection}-{inputs}-"):
                 if stale != thread_id:  # the same inputs as they were on disk before: stale
                     saver.delete_thread(stale)
+            for abandoned in saver.threads_idle_since("ingest-", ctx.checkpoint_retention_days):
+                if abandoned != thread_id:  # killed long ago and never run again
+                    saver.delete_thread(abandoned)
             report = _run_ingest(ctx, payload, on_event, saver, thread_id)
             saver.delete_thread(thread_id)  # finished: its checkpoints have no further use
             return report
     return _run_ingest(ctx, payload, on_event, checkpointer, thread_id)
+
+
+def path_list(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> list[str]:
+    """``paths`` as a list of names: one ``str`` or ``Path`` is one path (iterating a string
+    would ingest its characters, and "/" walks the whole file system)."""
+    if isinstance(paths, str | os.PathLike):
+        return [os.fspath(paths)]
+    if isinstance(paths, bytes) or not isinstance(paths, Iterable):
+        raise TypeError(f"paths must be a path or a list of paths, not {type(paths).__name__}")
+    names = list(paths)
+    for position, name in enumerate(names):
+        if not isinstance(name, str | os.PathLike):
+            raise TypeError(
+                f"paths[{position}] must be a str or Path, not {type(name).__name__} {name!r}"
+            )
+    return [os.fspath(name) for name in names]
+
+
+def document_list(documents: Any) -> list[Any]:
+    """One document (a LangChain ``Document`` or a chop dict) is a list of one: iterating a
+    ``Document`` would give its fields."""
+    if isinstance(documents, Document | dict):
+        return [documents]
+    if isinstance(documents, str | bytes) or not isinstance(documents, Iterable):
+        raise TypeError(f"documents must be a list of documents, not {type(documents).__name__}")
+    return list(documents)
 
 
 def input_keys(ctx: Context, payload: dict[str, Any]) -> tuple[str, str]:
@@ -172,8 +204,9 @@ def _run_ingest(
     }
     failed, asked = int(stats.get("llm_failures", 0)), int(stats.get("llm_tasks", 0))
     if asked and failed * 2 > asked:
+        last = f" (last: {last_llm_error})" if last_llm_error else ""
         report["llm_unavailable"] = (
-            f"{failed} of {asked} LLM answers failed (last: {last_llm_error}); their chunks "
+            f"{failed} of {asked} LLM answers failed{last}; their chunks "
             "were stored with fallback labels and the next ingest relabels them"
         )
     return report
@@ -201,10 +234,10 @@ def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
 
 
 async def aingest(
-    paths: Iterable[str | Path] = (),
-    documents: Sequence[SourceDocument | Document] = (),
+    paths: Iterable[str | Path] | str | Path = (),
+    documents: Sequence[SourceDocument | Document] | Document = (),
     *,
-    delete: Sequence[str] = (),
+    delete: Sequence[str] | str = (),
     context: Context | None = None,
     on_event: Callable[[Event], None] | None = None,
     durable: bool = False,

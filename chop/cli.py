@@ -28,7 +28,7 @@ from chop.identity import USER_FIELDS, user_card
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 T = TypeVar("T")
-EXIT_LLM_UNAVAILABLE = 3  # most labels are fallbacks: the endpoint is down or refuses chop
+EXIT_LLM_UNAVAILABLE = 3  # no answer, or most labels are fallbacks: the LLM is down or refuses
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
@@ -222,7 +222,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     result = ask(args.question, context=ctx)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
-        return 0
+        return _answer_exit(result)
     print(result["answer"])
     cited = set(result.get("citations", []))
     table = Table("#", "document", "model", "topic", "score", "text", show_lines=False)
@@ -240,7 +240,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
     for note in (result.get("retrieval_note"), result.get("answer_note")):
         if note:
             console.print(f"[dim]{escape(note)}[/]")
-    return 0
+    return _answer_exit(result)
+
+
+def _answer_exit(result: Mapping[str, Any]) -> int:
+    """0 for an answer (a declined one too); EXIT_LLM_UNAVAILABLE, with one line saying why,
+    when the LLM failed, as ``chop ingest`` exits when most of its labels failed: the answer
+    printed is then the section's own words without the model's part (a yes/no verdict)."""
+    if not result.get("error"):
+        return 0
+    why = shown(result["error"])
+    console.print(f"[red]LLM unavailable:[/] the answer quotes the sources only: {why}")
+    return EXIT_LLM_UNAVAILABLE
 
 
 def collection_has_documents(ctx: Context) -> bool:

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, Field, StringConstraints
 from typing_extensions import TypedDict
 
-from chop.grounding import is_grounded
+from chop.grounding import (
+    instructions,
+    is_grounded,
+    is_supported_label,
+    without_instructions,
+)
 
 if TYPE_CHECKING:  # chop.state and chop.profile build on this module
     from chop.profile import DocumentProfile
@@ -173,16 +178,52 @@ def section_title(chunk: Chunk) -> str | None:
     return ", ".join(leaves) or None
 
 
-def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> CNM:
-    """Clean the LLM's CNM and hold its model and category to what the document supports."""
+NAMED_SOURCES = ("title", "user", "identity")  # a document name the LLM did not give
+
+
+def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> tuple[CNM, list[str]]:
+    """Clean the LLM's CNM and hold it to what the chunk states as a description; returns it
+    with one flag per value rejected ("rejected model 'X': ...").
+
+    The model must be written in the chunk (outside its instructions to the labeller) or the
+    title, and in a document whose title, file name or user names it, be that product (not a
+    vaguer form, not another); the category is the profile's where it has one; a category or
+    noun an instruction told is dropped."""
+    from chop.profile import TOLD, checked_model  # chop.profile builds on this module
+
     cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
-    if not is_grounded(cnm["model"], chunk["text"], chunk["doc_title"]) or is_grounded(
-        cnm["model"], profile["model"] or ""
-    ):  # invented, or a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
-        cnm["model"] = profile["model"]
+    text, title = chunk["text"], chunk["doc_title"]
+    known = profile.get("instructions") or []  # the whole document's: a chunk may cut one
+    described = without_instructions(text, known)
+    instructed = " ".join(instructions(text, known))
+    named = profile["model"] if profile.get("source") in NAMED_SOURCES else None
+    flags: list[str] = []
+    model, rejection = checked_model(cnm["model"], None, described, instructed, title)
+    if rejection is not None and rejection["reason"] == TOLD:
+        flags.append(f"rejected model {rejection['value']!r}: {rejection['reason']}")
+    if model and named and not is_grounded(model, named):
+        if not is_grounded(named, model):
+            flags.append(f"rejected model {model!r}: the document is the {named}")
+        model = None  # another product, or a fuller name of the document's ("Coolwave 225B")
+    if model and is_grounded(model, profile["model"] or ""):
+        model = None  # a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
+    cnm["model"] = model or profile["model"]
     # The category is stable across a document: the profile's wins when there is one.
-    cnm["category"] = profile["category"] or cnm["category"]
-    return drop_product_names(cnm, document_model=profile["model"], title=chunk["doc_title"])
+    category = cnm["category"]
+    supported = is_supported_label(category, f"{title} {described}", instructed)
+    if category and not profile["category"] and not supported:
+        flags.append(f"rejected category {category!r}: {TOLD}")
+        category = None
+    cnm["category"] = profile["category"] or category
+    kept = []
+    for noun in cnm["nouns"]:
+        if is_supported_label(noun, f"{title} {described}", instructed):
+            kept.append(noun)
+        else:
+            flags.append(f"rejected noun {noun!r}: {TOLD}")
+    cnm["nouns"] = kept
+    checked = drop_product_names(cnm, document_model=profile["model"], title=title)
+    return checked, flags
 
 
 def prefix_line(cnm: CNM, title: str | None = None) -> str:

@@ -7,6 +7,7 @@ environment variable, so ``chop ingest`` / ``langgraph dev`` / ``graph.invoke`` 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
@@ -175,6 +176,18 @@ class Context:
         "together; then its fallback applies.",
     )
 
+    database_outage_s: float = _described(
+        _env_float("CHOP_DATABASE_OUTAGE_S", 900.0),
+        "How long a run waits for the database when it becomes unreachable (a restart, an "
+        "outage): calls are retried and the run carries on when it is back; after this many "
+        "seconds the run ends with one message, and the same command resumes it.",
+    )
+    checkpoint_retention_days: float = _described(
+        _env_float("CHOP_CHECKPOINT_RETENTION_DAYS", 7.0),
+        "A durable ingest's checkpoints serve only its resume: a run killed and not run again "
+        "for this many days has its checkpoints deleted by the next durable ingest.",
+    )
+
     def __post_init__(self) -> None:
         """Refuse a wrong type or an unknown choice (``"k": "5"``), and settings that would
         hang or crash a run later, with one clear message, whether the value came from the
@@ -195,17 +208,26 @@ class Context:
             raise ValueError("chunk_overlap must be at least 0 and smaller than chunk_tokens")
         if not 0 <= self.section_weight <= 1:
             raise ValueError(f"section_weight must be between 0 and 1, not {self.section_weight!r}")
-        for name in ("llm_timeout_s", "llm_deadline_s"):
+        for name in (
+            "llm_timeout_s",
+            "llm_deadline_s",
+            "checkpoint_retention_days",
+            "database_outage_s",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 
     def with_overrides(self, **overrides: Any) -> Context:
         """A copy with the given non-None settings replaced."""
-        known = {f.name for f in fields(self)}
-        unknown = set(overrides) - known
-        if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        refuse_unknown_settings(overrides)
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def refuse_unknown_settings(names: Iterable[str]) -> None:
+    """Raise ValueError naming every name that is not a setting (a misspelt context key)."""
+    unknown = sorted(set(names) - {spec.name for spec in fields(Context)})
+    if unknown:
+        raise ValueError(f"unknown setting(s): {', '.join(map(str, unknown))}")
 
 
 def check_setting(name: str, value: Any, expected: Any) -> None:

@@ -323,7 +323,12 @@ def user_card(values: Mapping[str, Any]) -> Identity:
         if key not in USER_FIELDS:
             raise ValueError(f"unknown identity field {key!r} (known: {', '.join(USER_FIELDS)})")
         if key in ("fiscal_year", "fiscal_quarter"):
-            value = int(value)
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"identity field {key!r} must be a whole number, not {value!r}"
+                ) from None
         elif key == "aliases":
             value = [str(v) for v in value] if isinstance(value, list) else str(value).split(",")
         else:

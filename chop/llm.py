@@ -8,9 +8,13 @@ one deadline (Context.llm_deadline_s) for all attempts together: the HTTP client
 retry on its own, so a hung endpoint costs one deadline, not attempts × client retries ×
 timeout, and every attempt is counted. When the retries are spent the call returns
 ``value=None`` with the error, and the caller applies its documented fallback; nothing raises
-into the graph. An endpoint that gave no reply to OUTAGE_AFTER tasks in a row is not asked
-again for OUTAGE_PROBE_S seconds (then one task probes it): a run against a dead or hung
-server ends in minutes with its labels left to relabel, not after one deadline per chunk.
+into the graph but a database outage longer than its bound (chop.store.DatabaseUnavailable:
+the cache waits out shorter ones). An endpoint that let a task's request time out (it
+accepted and never answered: the task missed its deadline), or gave no reply to OUTAGE_AFTER
+tasks in a row, is not asked again for OUTAGE_PROBE_S seconds (then one task probes it), and
+tasks that were waiting for a slot meanwhile are not sent: a run against a hung server ends
+in about one deadline, a dead one in seconds, with its labels left to relabel, not after one
+deadline per task.
 Each ingest through chop.api starts with the endpoint trusted again.
 """
 
@@ -54,6 +58,10 @@ class InvalidOutput(ValueError):
     """The model answered, but not with a value of the schema."""
 
 
+class EndpointDown(RuntimeError):
+    """Another task found the endpoint down while this one waited for its turn: not asked."""
+
+
 @dataclass
 class _Outage:
     failures: int = 0  # tasks in a row that got no reply
@@ -81,14 +89,19 @@ def _endpoint_down(model_identity: str) -> str | None:
         if not outage.probing and time.monotonic() - outage.opened_at >= OUTAGE_PROBE_S:
             outage.probing = True
             return None
-        return (
-            f"EndpointDown: {outage.failures} tasks in a row got no reply, not asked again "
-            f"for {OUTAGE_PROBE_S:.0f} s (last: {outage.last_error})"
-        )
+        return _down_message(outage)
 
 
-def _record_reply(model_identity: str, error: str | None) -> None:
-    """A task's outcome: ``error`` None when the endpoint replied, else why it did not."""
+def _down_message(outage: _Outage) -> str:
+    return (
+        f"EndpointDown: no reply within a task's deadline, or to {outage.failures} tasks in a "
+        f"row; not asked again for {OUTAGE_PROBE_S:.0f} s (last: {outage.last_error})"
+    )
+
+
+def _record_reply(model_identity: str, error: str | None, *, missed_deadline: bool = False) -> None:
+    """A task's outcome: ``error`` None when the endpoint replied, else why it did not. One
+    request that timed out is enough to stop asking: every task behind it would wait as long."""
     with _outages_lock:
         outage = _outages.setdefault(model_identity, _Outage())
         if error is None:
@@ -96,8 +109,24 @@ def _record_reply(model_identity: str, error: str | None) -> None:
             return
         outage.failures += 1
         outage.last_error = error
-        if outage.probing or outage.failures >= OUTAGE_AFTER:
+        if outage.probing or missed_deadline or outage.failures >= OUTAGE_AFTER:
             outage.opened_at, outage.probing = time.monotonic(), False
+
+
+def _down_since(model_identity: str, started: float) -> str | None:
+    """Why not to send this task's request: the endpoint was found down after it started
+    (it waited for a slot or a backoff meanwhile), else None."""
+    with _outages_lock:
+        outage = _outages.get(model_identity)
+        if outage is None or outage.opened_at is None or outage.opened_at < started:
+            return None
+        return _down_message(outage)
+
+
+def _timed_out(error: BaseException) -> bool:
+    """Whether ``error`` is a request that got no reply in time (httpx's and openai's
+    timeouts, asyncio's and the builtin TimeoutError)."""
+    return isinstance(error, TimeoutError) or "Timeout" in type(error).__name__
 
 
 def _replied(error: Exception) -> bool:
@@ -229,6 +258,7 @@ def structured_call(
     down = _endpoint_down(model_identity)
     if down is not None:
         return CallResult(None, error=down)
+    started = time.monotonic()
     attempts = 0
     busy = 0.0  # seconds the model worked (not waiting for the in-process lock)
     raw: str | None = None
@@ -239,10 +269,12 @@ def structured_call(
 
     def attempt(msgs: list[BaseMessage]) -> SchemaT:
         nonlocal attempts, raw, busy, deadline
-        attempts += 1
         chat_model = get_chat_model(ctx)  # built (or loaded) once, outside the deadline
         lock = _in_process_lock if is_in_process(ctx) else _slots(ctx.max_concurrency)
         with lock:  # llama.cpp in this process runs one call at a time
+            if (down := _down_since(model_identity, started)) is not None:
+                raise EndpointDown(down)  # found down while this task waited: not sent
+            attempts += 1
             began = time.perf_counter()
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
@@ -254,6 +286,7 @@ def structured_call(
 
     backoff = tenacity.wait_exponential(multiplier=0.5, max=8) + tenacity.wait_random(0, 0.5)
     retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_not_exception_type(EndpointDown),
         stop=lambda state: state.attempt_number >= MAX_ATTEMPTS or remaining() < MIN_ATTEMPT_S,
         wait=lambda state: min(
             max(backoff(state), _retry_after(state)), max(0.0, remaining() - MIN_ATTEMPT_S)
@@ -262,9 +295,13 @@ def structured_call(
     )
     try:
         value = retrying(attempt, messages)
+    except EndpointDown as exc:
+        return CallResult(None, seconds=busy, attempts=attempts, error=str(exc), raw=raw)
     except Exception as exc:  # every failure ends in the caller's fallback
         error = f"{type(exc).__name__}: {_short(str(exc))}"
-        _record_reply(model_identity, None if _replied(exc) else error)
+        _record_reply(
+            model_identity, None if _replied(exc) else error, missed_deadline=_timed_out(exc)
+        )
         return CallResult(None, seconds=busy, attempts=attempts, error=error, raw=raw)
     _record_reply(model_identity, None)
     if store is not None:

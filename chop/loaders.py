@@ -65,6 +65,7 @@ SUPPORTED_SUFFIXES: frozenset[str] = (
 )
 
 SIDECAR_SUFFIX = ".meta.json"  # "report.pdf.meta.json": identity fields a user sets
+MAX_SIDECAR_BYTES = 64 * 1024  # a few identity fields; a link to a big file is not read
 # pypdf logs damage it works around ("EOF marker not found") without naming the file; an
 # unreadable PDF is reported once, with its path, as a skipped file instead.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -411,12 +412,18 @@ def _with_sidecar(
 ) -> list[SourceDocument]:
     """Attach the identity fields of ``<file>.meta.json`` (or ``<stem>.meta.json``), if any.
 
-    A broken sidecar is one problem line; the document is still ingested without it.
+    A broken sidecar is one problem line; the document is still ingested without it. A
+    sidecar is read only from the document's own folder (a link elsewhere, to another user's
+    file, is refused) and only while it is small.
     """
     for sidecar in (path.with_name(path.name + SIDECAR_SUFFIX), path.with_suffix(SIDECAR_SUFFIX)):
         if not sidecar.is_file():
             continue
         try:
+            if sidecar.resolve().parent != sidecar.parent.resolve():
+                raise ValueError("it links outside the document's folder")
+            if sidecar.stat().st_size > MAX_SIDECAR_BYTES:
+                raise ValueError(f"larger than {MAX_SIDECAR_BYTES // 1024} KB")
             values = json.loads(sidecar.read_text(encoding="utf-8"))
             if not isinstance(values, dict):
                 raise ValueError("expected a JSON object of identity fields")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
@@ -30,7 +31,13 @@ from chop.cnm import (
     names_document_kind,
     names_product,
 )
-from chop.grounding import is_grounded
+from chop.grounding import (
+    instructions,
+    is_grounded,
+    is_supported_label,
+    tokens,
+    without_instructions,
+)
 from chop.identity import (
     Identity,
     identity_from_file_name,
@@ -44,15 +51,19 @@ if TYPE_CHECKING:  # chop.state builds on this module
     from chop.state import Chunk
 
 ProfileSource = Literal["llm", "title", "identity", "user", "fallback"]
+TOLD = "only in an instruction to the labeller"
+MAX_INSTRUCTIONS = 100  # kept with the profile: every chunk's check reads them
 OPENING_CHARS = 1500  # what the LLM reads
 COVER_CHARS = 6000  # what the identity rules read: a filing's cover page and a bit more
 STORED_KEY = "profile"  # where the profile is kept in a stored document's metadata
-_INSTRUCTION = re.compile(
-    r"[^.!?\n]*\b(?:ignore|disregard|forget|override)\b[^.!?\n]*\b(?:instructions?|prompts?|"
-    r"previous|above|rules)\b[^.!?\n]*[.!?]?|[^.!?\n]*\b(?:set|change)\s+(?:the\s+)?"
-    r"(?:model|category|label)\s+to\b[^.!?\n]*[.!?]?",
-    re.IGNORECASE,
-)
+
+
+class Rejection(TypedDict):
+    """A value the LLM gave that the document does not support as a description."""
+
+    field: str
+    value: str
+    reason: str
 
 
 class DocumentProfile(TypedDict):
@@ -65,14 +76,11 @@ class DocumentProfile(TypedDict):
     source: ProfileSource
     identity: NotRequired[Identity]
     opening_nouns: NotRequired[list[str]]  # what the opening explains, read in the same call
+    rejected: NotRequired[list[Rejection]]  # the LLM's values the text does not support
+    instructions: NotRequired[list[str]]  # its sentences that address the labeller
 
 
 NO_PROFILE = DocumentProfile(category=None, model=None, source="fallback")
-
-
-def without_instructions(text: str) -> str:
-    """The text minus sentences that address the labeller ("Ignore previous instructions")."""
-    return _INSTRUCTION.sub(" ", text)
 
 
 def llm_opening(document: Mapping[str, Any]) -> str:
@@ -92,18 +100,67 @@ def identity_card(document: Mapping[str, Any], model: str | None, model_source: 
     )
 
 
+def model_from_file_name(source: str) -> str | None:
+    """A model-like name in the file name ("coolwave-410x-manual.md" -> "coolwave 410x")."""
+    return model_from_title(re.sub(r"[_\-.]+", " ", Path(source).stem))
+
+
+def same_product(name: str, other: str) -> bool:
+    """Whether two names are one product, one written more fully ("Coolwave" and "Coolwave
+    410X"), as opposed to a sibling ("Coolwave 999Z")."""
+    return is_grounded(name, other) or is_grounded(other, name)
+
+
+def contradicts(name: str, document_name: str | None) -> bool:
+    """Whether ``name`` is a sibling of the document's own name: a word shared (the brand or
+    series), yet another product."""
+    if not document_name or same_product(name, document_name):
+        return False
+    return bool(set(tokens(name)) & set(tokens(document_name)))
+
+
+def checked_model(
+    model: str | None, document_name: str | None, described: str, instructed: str, title: str
+) -> tuple[str | None, Rejection | None]:
+    """The LLM's ``model`` if the text supports it as a description and it does not
+    contradict the document's name; else None and why."""
+    if not model:
+        return None, None
+    if not is_grounded(model, title, described):
+        why = TOLD if is_grounded(model, instructed) else "not in the title or text"
+        return None, Rejection(field="model", value=model, reason=why)
+    if contradicts(model, document_name):
+        why = f"contradicts the document's name {document_name}"
+        return None, Rejection(field="model", value=model, reason=why)
+    return model, None
+
+
 def document_profile(
     document: Mapping[str, Any], reply: DocumentProfileReply | None
 ) -> DocumentProfile:
-    """The profile of ``document`` from the rules and the LLM's ``reply`` (None: it failed)."""
+    """The profile of ``document`` from the rules and the LLM's ``reply`` (None: it failed).
+
+    An LLM value counts only where the title or the opening states it as a description: one
+    told by an instruction to the labeller, or a sibling of the name the title, the file name
+    or the user gives, is rejected and recorded in ``rejected``."""
     title = document["title"]
+    opening = document["text"][:OPENING_CHARS]
+    described, instructed = without_instructions(opening), " ".join(instructions(opening))
+    rejected: list[Rejection] = []
     user_model = clean_field((document["metadata"].get("identity") or {}).get("model"))
-    model_from_llm = clean_field(reply.model) if reply is not None else None
-    if not is_grounded(model_from_llm, title, llm_opening(document)):
-        model_from_llm = None  # an invented model name is worse than none
     rules_card = identity_card(document, user_model, "user")
     filing = rules_card.get("kind") not in (None, "user manual") and not user_model
     title_model = None if filing else model_from_title(title)
+    document_name = user_model or title_model or model_from_file_name(document["source"])
+    model_from_llm, rejection = checked_model(
+        clean_field(reply.model) if reply is not None and not filing else None,
+        document_name,
+        described,
+        instructed,
+        title,
+    )
+    if rejection is not None:
+        rejected.append(rejection)
     model: str | None
     source: ProfileSource
     if user_model:
@@ -122,12 +179,34 @@ def document_profile(
     category = clean_category(reply.category) if reply is not None else None
     if category and names_product(category, model, card.get("entity")):
         category = None  # "Galaxy S10" is the model, not a product category
+    if category and not is_supported_label(category, f"{title} {described}", instructed):
+        rejected.append(Rejection(field="category", value=category, reason=TOLD))
+        category = None
     profile = DocumentProfile(category=category, model=model, source=source, identity=card)
     if reply is not None:  # a noun like "User Guide" says nothing of the opening's topic
         nouns = [noun for noun in reply.nouns if not names_document_kind(noun)]
-        if nouns := make_cnm(None, nouns, None)["nouns"]:
-            profile["opening_nouns"] = nouns
+        for noun in make_cnm(None, nouns, None)["nouns"]:
+            if is_supported_label(noun, f"{title} {described}", instructed):
+                profile.setdefault("opening_nouns", []).append(noun)
+            else:
+                rejected.append(Rejection(field="nouns", value=noun, reason=TOLD))
+    if rejected:
+        profile["rejected"] = rejected
+    if told := instructions(document["text"]):
+        profile["instructions"] = told[:MAX_INSTRUCTIONS]
     return profile
+
+
+def instructions_note(profile: DocumentProfile) -> str | None:
+    """The warning a document whose text addresses the labeller gets on every ingest, whether
+    it is labelled again or unchanged (None: it addresses nobody)."""
+    told = profile.get("instructions")
+    if not told:
+        return None
+    return (
+        f"{len(told)} sentence(s) addressed to the labeller were not followed, "
+        f"e.g. {told[0][:80]!r}"
+    )
 
 
 def profile_cnm(profile: DocumentProfile | None) -> CNM:

@@ -69,9 +69,9 @@ class ChopRetriever(BaseRetriever):
         if not query.strip():
             return []
         ctx = self.context
-        found = retrieve_for_question(
-            ctx, store_for(ctx), query, get_embedder(ctx), k=self.k or ctx.k
-        )
+        store, embedder = store_for(ctx), get_embedder(ctx)
+        store.open_collection(ctx.collection, embedder.name, embedder.dimension)
+        found = retrieve_for_question(ctx, store, query, embedder, k=self.k or ctx.k)
         return [chunk_document(hit, ctx.collection) for hit in found.hits]
 
     async def _aget_relevant_documents(

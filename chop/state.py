@@ -109,7 +109,8 @@ class IngestState(TypedDict, total=False):
     pending: list[DocumentTask]  # to (re)index this run: new or changed
     unchanged: list[str]
     problems: Annotated[list[Problem], operator.add]
-    warnings: list[Problem]  # documents loaded with a caveat (e.g. bad bytes replaced)
+    # documents stored with a caveat: bad bytes replaced (load), instructions not followed
+    warnings: Annotated[list[Problem], operator.add]
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
 
@@ -131,13 +132,15 @@ class DocumentState(TypedDict, total=False):
     embeddings: list[list[float]]
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]
+    warnings: Annotated[list[Problem], operator.add]
 
 
 class DocumentOutput(TypedDict, total=False):
-    """What a finished document hands back to the ingest graph: its counters."""
+    """What a finished document hands back to the ingest graph: its counters and caveats."""
 
     stats: Annotated[dict[str, float], add_counts]
     report: Annotated[dict[str, float], add_counts]
+    warnings: Annotated[list[Problem], operator.add]
 
 
 class IngestOutput(TypedDict, total=False):
@@ -223,6 +226,7 @@ class AnswerState(TypedDict, total=False):
     answerable: bool
     citations: list[int]
     answer_note: str  # what was left out of the answer, and why
+    error: str  # set when no answer could be generated (the LLM failed): why
     stats: Annotated[dict[str, float], add_counts]
 
 
@@ -237,6 +241,7 @@ class AnswerOutput(TypedDict, total=False):
     question_model: str | None
     retrieval_note: str
     answer_note: str
+    error: str  # present only when no answer could be generated (the LLM failed): why
 
 
 def input_question(state: AnswerState) -> str:

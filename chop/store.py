@@ -10,18 +10,22 @@ migrated when first opened (RENAMED_*). The embedded server is started by chop.p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import psycopg
+import tenacity
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -36,6 +40,18 @@ R = TypeVar("R")
 # is shutting down") while it waits out a database restart it then survives; a failure that
 # lasts ends as PoolTimeout, which the CLI reports in one line.
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
+
+class _CleanupOfALostConnection(logging.Filter):
+    """psycopg warns when it closes a pipeline or a COPY on a connection an outage cut ("error
+    ignored terminating <psycopg.Pipeline [BAD]>: the connection is lost"): the outage has
+    its own line (Outage), and the call is retried."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+logging.getLogger("psycopg").addFilter(_CleanupOfALostConnection())
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 RRF_K = 60
 
@@ -107,6 +123,136 @@ def embedding_key(embedded_text: str, embedder_name: str) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+DEFAULT_OUTAGE_S = 900.0  # Context.database_outage_s
+CONNECTION_WAIT_S = 10.0  # one wait for a pooled connection; an outage is waited out in several
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The database stayed unreachable longer than the outage bound: the run ends here."""
+
+
+class Outage:
+    """The outages of one database as every caller sees them: the first failed call begins
+    one (one line), every call waits and retries until the database answers or the outage
+    has lasted ``bound_s`` (then DatabaseUnavailable, for every caller at once), and the first
+    call that begins after it and gets its answer from the database ends it (one line): a
+    connection that passed its check, or a cached answer, proves nothing while a server shuts
+    down. A run carries on when the server comes back."""
+
+    def __init__(self, bound_s: float = DEFAULT_OUTAGE_S) -> None:
+        self.bound_s = bound_s
+        self.started: float | None = None  # when the first failed call began (for the bound)
+        self.noticed = 0.0  # when it failed: only a call asked after this can end the outage
+        self.last_error = ""
+        self._lock = threading.Lock()
+
+    def call(self, work: Callable[[], R], *, asks_database: bool = False) -> R:
+        """``work()``, retried with backoff through an outage of at most ``bound_s``.
+        ``asks_database``: every success is the database's answer (else only one that took a
+        connection from Store.connection)."""
+
+        def attempt() -> R:
+            began = time.monotonic()
+            token = _asked_database.set(asks_database)
+            try:
+                result = work()
+                if _asked_database.get():
+                    self._answered(began)
+                return result
+            finally:
+                _asked_database.reset(token)
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
+            stop=self._outlasted,
+            wait=tenacity.wait_exponential(multiplier=0.25, max=5),
+            reraise=False,
+        )
+        try:
+            return retrying(attempt)
+        except tenacity.RetryError as gave_up:
+            raise DatabaseUnavailable(
+                f"the database has been unreachable for {self.bound_s:.0f} s "
+                f"(last: {self.last_error}); what finished is stored, and the same command "
+                "resumes once it is back"
+            ) from gave_up.last_attempt.exception()
+
+    def _outlasted(self, state: tenacity.RetryCallState) -> bool:
+        """Record a failed call; True when the outage has lasted longer than the bound."""
+        error = state.outcome.exception() if state.outcome else None
+        with self._lock:
+            now = time.monotonic()
+            self.last_error = _one_line(error) if error else self.last_error
+            if self.started is None:  # it began when the failed call did
+                self.started, self.noticed = min(now, state.start_time), now
+                log.warning(
+                    "database unreachable (%s); waiting up to %.0f s for it",
+                    self.last_error,
+                    self.bound_s,
+                )
+            return now - self.started > self.bound_s
+
+    def _answered(self, asked: float) -> None:
+        """The database answered a call that asked at ``asked``: an outage that had begun by
+        then is over (an answer to an earlier call proves nothing about now)."""
+        if self.started is None or asked < self.noticed:
+            return
+        with self._lock:
+            if self.started is not None and asked >= self.noticed:
+                log.warning("database back after %.0f s", time.monotonic() - self.started)
+                self.started = None
+
+
+def _one_line(error: BaseException) -> str:
+    """An error in one short line (libpq's messages span three)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+_asked_database: ContextVar[bool] = ContextVar("chop_asked_database", default=False)
+_outages: dict[str, Outage] = {}
+_outages_lock = threading.Lock()
+
+
+def outage_for(url: str) -> Outage:
+    """The Outage of the database at ``url``, shared by its Store and its checkpointer."""
+    with _outages_lock:
+        return _outages.setdefault(url, Outage())
+
+
+def _through_outages(method: Callable[P, R]) -> Callable[P, R]:
+    """A Store method that waits out a database outage (Store.outage) instead of failing."""
+
+    @functools.wraps(method)
+    def waiting(*args: P.args, **kwargs: P.kwargs) -> R:
+        store = args[0]
+        assert isinstance(store, Store)
+        return store.outage.call(lambda: method(*args, **kwargs))
+
+    return waiting
+
+
+class UnknownCollection(ValueError):
+    """A search or read names a collection that does not exist (a typo, or nothing ingested)."""
+
+
+class EmbedderMismatch(ValueError):
+    """A collection is read or written with another embedder than the one its vectors are
+    from: other widths fail inside pgvector, equal widths give silently wrong neighbours."""
+
+
+@dataclass(frozen=True)
+class CollectionRecord:
+    """What a collection was made with (``chop_collections``): its embedder and its width,
+    and the settings of the run that made it (for the record; they do not bind later runs)."""
+
+    embedder: str
+    dimension: int
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
 def validate_collection(name: str) -> str:
     if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):  # "$" allows a "\n"
         raise ValueError(
@@ -171,6 +317,21 @@ CREATE TABLE IF NOT EXISTS chop_llm_cache (
     value jsonb NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now())
 """
+
+CREATE_COLLECTIONS = """
+CREATE TABLE IF NOT EXISTS chop_collections (
+    name text PRIMARY KEY,
+    embedder text NOT NULL,
+    dimension int NOT NULL,
+    settings jsonb NOT NULL DEFAULT '{}',
+    created_at timestamptz NOT NULL DEFAULT now())
+"""
+RECORD_COLLECTION = """
+INSERT INTO chop_collections (name, embedder, dimension, settings) VALUES (%s, %s, %s, %s)
+ON CONFLICT (name) DO NOTHING
+"""
+COLLECTION_RECORD = "SELECT embedder, dimension, settings FROM chop_collections WHERE name = %s"
+FORGET_COLLECTION = "DELETE FROM chop_collections WHERE name = %s"
 
 CACHE_GET = "SELECT value FROM chop_llm_cache WHERE key = %s"
 CACHE_PUT = """
@@ -274,29 +435,53 @@ class Store:
             configure=_configure,
             check=ConnectionPool.check_connection,  # a restarted server: reconnect, don't fail
             kwargs={"autocommit": False},
+            timeout=CONNECTION_WAIT_S,
             open=True,
         )
-        self._ready: set[tuple[str, int]] = set()
+        self.outage = outage_for(url)
+        self._ready: set[tuple[str, int, str | None]] = set()
         self._existing: set[str] = set()
+        self._embedder_checked: set[tuple[str, str, int]] = set()
 
     def close(self) -> None:
         self.pool.close()
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection]:
-        with self.pool.connection() as conn, conn.transaction():
+        with self.connection() as conn, conn.transaction():
+            yield conn
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A checked connection from the pool; a call that gets one and succeeds ends an
+        outage that began before it asked (Outage)."""
+        with self.pool.connection() as conn:
+            _asked_database.set(True)  # this call's answer comes from the database
             yield conn
 
     # ---------------------------------------------------------------- schema
-    def ensure_collection(self, collection: str, dim: int) -> None:
-        """Create the collection's tables and indexes if missing (idempotent)."""
+    @_through_outages
+    def ensure_collection(
+        self,
+        collection: str,
+        dim: int,
+        *,
+        embedder: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        """Create the collection's tables and indexes if missing (idempotent). With
+        ``embedder``, a new collection records it (and ``settings``), an existing one must have
+        been made with it (EmbedderMismatch otherwise), and one made before collections kept a
+        record adopts it."""
         validate_collection(collection)
-        if (collection, dim) in self._ready:
+        if (collection, dim, embedder) in self._ready:
             return
         chunks, documents = _tables(collection)
+        if embedder is not None:
+            self._check_embedder(collection, embedder, dim, settings or {})
         stored = self.collection_dimension(collection)
         if stored is not None and stored != dim:
-            raise ValueError(
+            raise EmbedderMismatch(
                 f"collection {collection!r} stores {stored}-dimensional vectors; the embedder "
                 f"gives {dim}. Use another collection for this embedder."
             )
@@ -315,17 +500,63 @@ class Store:
                         sql.Identifier(f"chop_{collection}_{suffix}"), chunks
                     )
                 )
-        self._ready.add((collection, dim))
+        self._ready.add((collection, dim, embedder))
 
+    def open_collection(self, collection: str, embedder: str, dim: int) -> None:
+        """Make sure a reader may search ``collection`` with ``embedder``: the collection
+        exists (UnknownCollection) and its vectors are that embedder's (EmbedderMismatch),
+        one clear error instead of pgvector's "different vector dimensions" or, with equal
+        widths, wrong results."""
+        self.require_collection(collection)
+        self._check_embedder(collection, embedder, dim, {})
+
+    @_through_outages
+    def collection_record(self, collection: str) -> CollectionRecord | None:
+        """What the collection was made with, or None (not made, or made before the record)."""
+        with self.connection() as conn:
+            row = conn.execute(COLLECTION_RECORD, (validate_collection(collection),)).fetchone()
+            conn.rollback()
+        return CollectionRecord(str(row[0]), int(row[1]), dict(row[2])) if row else None
+
+    @_through_outages
+    def _check_embedder(
+        self, collection: str, embedder: str, dim: int, settings: dict[str, Any]
+    ) -> None:
+        """Record ``embedder`` for a collection without a record (a new one, or one an earlier
+        chop made, whose vectors must then have its width); refuse any other embedder."""
+        if (collection, embedder, dim) in self._embedder_checked:
+            return
+        width = self.collection_dimension(collection)
+        if width is not None and width != dim:
+            known = self.collection_record(collection)
+            made_with = f"{known.embedder} ({width} dimensions)" if known else f"{width} dimensions"
+            raise EmbedderMismatch(
+                f"collection {collection!r} was embedded with {made_with}; this run's embedder "
+                f"is {embedder} ({dim} dimensions). Use the collection's embedder "
+                "(CHOP_EMBEDDING_PROVIDER / CHOP_EMBEDDING_MODEL) or another collection."
+            )
+        with self.transaction() as conn:
+            conn.execute(RECORD_COLLECTION, (collection, embedder, dim, Jsonb(settings)))
+            row = conn.execute(COLLECTION_RECORD, (collection,)).fetchone()
+        if row is not None and (row[0], row[1]) != (embedder, dim):
+            raise EmbedderMismatch(
+                f"collection {collection!r} was embedded with {row[0]} ({row[1]} dimensions); "
+                f"this run's embedder is {embedder} ({dim} dimensions). Use the collection's "
+                "embedder (CHOP_EMBEDDING_PROVIDER / CHOP_EMBEDDING_MODEL) or another collection."
+            )
+        self._embedder_checked.add((collection, embedder, dim))
+
+    @_through_outages
     def collection_dimension(self, collection: str) -> int | None:
         """The vector width of an existing collection, or None when it does not exist."""
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(
                 VECTOR_WIDTH, (f"chop_{validate_collection(collection)}_chunks",)
             ).fetchone()
             conn.rollback()
         return int(row[0]) if row else None
 
+    @_through_outages
     def collection_exists(self, collection: str) -> bool:
         """Whether the tables exist; a yes is remembered (searches ask on every query), and
         the first yes brings a collection an earlier chop made up to date (RENAMED_*)."""
@@ -339,26 +570,40 @@ class Store:
             self._existing.add(collection)
         return exists
 
+    def require_collection(self, collection: str) -> None:
+        """Raise UnknownCollection, naming it, unless the collection exists: a misspelt name
+        must not read as "no passages for this question"."""
+        if not self.collection_exists(collection):
+            raise UnknownCollection(
+                f"collection {collection!r} does not exist "
+                f"(ingest documents into it first: chop ingest PATH --collection {collection})"
+            )
+
+    @_through_outages
     def drop_collection(self, collection: str) -> None:
         chunks, documents = _tables(collection)
         with self.transaction() as conn:
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(chunks))
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(documents))
+            conn.execute(FORGET_COLLECTION, (collection,))
         self._ready = {r for r in self._ready if r[0] != collection}
+        self._embedder_checked = {r for r in self._embedder_checked if r[0] != collection}
         self._existing.discard(collection)
 
     # ------------------------------------------------------------- documents
+    @_through_outages
     def documents(self, collection: str) -> dict[str, DocumentRecord]:
         if not self.collection_exists(collection):
             return {}
         _, documents = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT {} FROM {}").format(_names(DOCUMENT_COLUMNS), documents)
             ).fetchall()
             conn.rollback()
         return {r[0]: DocumentRecord(*r) for r in rows}
 
+    @_through_outages
     def replace_document(
         self, collection: str, document: DocumentRecord, rows: Sequence[ChunkRow]
     ) -> bool:
@@ -389,6 +634,7 @@ class Store:
                     copy.write_row(_copied_values(r))
         return replaced > 0
 
+    @_through_outages
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):
             return False
@@ -399,6 +645,7 @@ class Store:
             )
             return cur.rowcount > 0
 
+    @_through_outages
     def chunks(self, collection: str, doc_id: str | None = None) -> list[dict[str, Any]]:
         """Stored chunks in document order (without vectors), for inspection and tests."""
         if not self.collection_exists(collection):
@@ -407,11 +654,12 @@ class Store:
         query = sql.SQL("SELECT {} FROM {} {} ORDER BY doc_id, chunk_index").format(
             sql.SQL(STORED_CHUNK_COLUMNS), chunks, sql.SQL("WHERE doc_id = %s" if doc_id else "")
         )
-        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        with self.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             rows = cur.execute(query, (doc_id,) if doc_id else ()).fetchall()
             conn.rollback()
         return list(rows)
 
+    @_through_outages
     def neighbours(self, collection: str, doc_id: str, first: int, last: int) -> list[Hit]:
         """A document's chunks ``first``..``last`` (by chunk_index) in order, scored 0: the
         section around a retrieved chunk, which the answer reads whole."""
@@ -427,12 +675,13 @@ class Store:
             conn.rollback()
         return [_hit(row) for row in rows]
 
+    @_through_outages
     def embeddings_by_key(self, collection: str, doc_id: str) -> dict[str, np.ndarray]:
         """Vectors already stored for a document, by their :func:`embedding_key`."""
         if not self.collection_exists(collection):
             return {}
         chunks, _ = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT embedding_key, embedding FROM {} WHERE doc_id = %s").format(chunks),
                 (doc_id,),
@@ -440,6 +689,7 @@ class Store:
             conn.rollback()
         return {h: _as_array(e) for h, e in rows}
 
+    @_through_outages
     def distinct_values(self, collection: str, column: str) -> list[str]:
         """Stored model or category values, for matching a question against them."""
         if column not in ("model", "category", "doc_title"):
@@ -447,7 +697,7 @@ class Store:
         if not self.collection_exists(collection):
             return []
         chunks, _ = _tables(collection)
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             rows = conn.execute(
                 sql.SQL("SELECT DISTINCT {col} FROM {t} WHERE {col} IS NOT NULL").format(
                     col=sql.Identifier(column), t=chunks
@@ -457,6 +707,7 @@ class Store:
         return sorted(r[0] for r in rows)
 
     # ---------------------------------------------------------------- search
+    @_through_outages
     def search(
         self,
         collection: str,
@@ -529,12 +780,14 @@ class Store:
         return [_hit(row) for row in rows]
 
     # ------------------------------------------------------------- LLM cache
+    @_through_outages
     def cache_get(self, key: str) -> Any | None:
-        with self.pool.connection() as conn:
+        with self.connection() as conn:
             row = conn.execute(CACHE_GET, (key,)).fetchone()
             conn.rollback()
         return row[0] if row else None
 
+    @_through_outages
     def cache_put(self, key: str, chat_model: str, value: Any) -> None:
         """Keep an answer under ``key``, with the identity of the chat model that gave it."""
         with self.transaction() as conn:
@@ -589,6 +842,7 @@ def _bootstrap(url: str) -> None:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(CREATE_LLM_CACHE)
+            conn.execute(CREATE_COLLECTIONS)
             _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
@@ -669,5 +923,7 @@ def release_embedded_server(data_dir: str | Path) -> None:
 
 
 def store_for(ctx: Context) -> Store:
-    """The Store that a run's context points at."""
-    return get_store(ctx.database_url, ctx.data_dir)
+    """The Store that a run's context points at, waiting out outages as long as it says."""
+    store = get_store(ctx.database_url, ctx.data_dir)
+    store.outage.bound_s = ctx.database_outage_s
+    return store

@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chop.config import Context
 from chop.state import AnswerInput, AnswerOutput, AnswerState
+from graphs.checked import checked
 from nodes.generate import generate
 from nodes.retrieve import retrieve
 
@@ -28,4 +29,4 @@ def build_answer_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return graph.compile(name="answer")
 
 
-graph = build_answer_graph()
+graph = checked(build_answer_graph())  # a misspelt input or context key is an error

@@ -38,6 +38,7 @@ from chop.state import (
     IngestOutput,
     IngestState,
 )
+from graphs.checked import checked
 from nodes.embed import embed
 from nodes.extract_cnm import extract_cnm
 from nodes.inherit_cnm import inherit_cnm
@@ -131,5 +132,5 @@ def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return graph.compile(name="ingest")
 
 
-graph = build_ingest_graph()
+graph = checked(build_ingest_graph())  # a misspelt input or context key is an error
 decide_cnm = build_decision_graph()  # served on its own too: Studio draws its TRUE/FALSE edge

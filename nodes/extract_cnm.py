@@ -53,9 +53,9 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     proposed = state.get("proposed_cnm")
     if proposed is not None:  # labelled by the joint judgment: checked here, no second call
         runtime.stream_writer({"event": "decided", "same_topic": False})
-        cnm = checked_cnm(proposed, chunk, profile)
+        cnm, rejected = checked_cnm(proposed, chunk, profile)
         return {
-            "labels": [chunk_label(state, cnm, "extracted")],
+            "labels": [chunk_label(state, cnm, "extracted", rejected)],
             "stats": {"cnm_extracted": 1, "cnm_joint": 1},
         }
     messages = prompts.render(
@@ -72,5 +72,6 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
         label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
         return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
     raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
-    label = chunk_label(state, checked_cnm(raw, chunk, profile), "extracted")
+    cnm, rejected = checked_cnm(raw, chunk, profile)
+    label = chunk_label(state, cnm, "extracted", rejected)
     return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}

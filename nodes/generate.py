@@ -99,9 +99,11 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     answer = compose(chosen, extracted, lead, verdict)
     stats = {**result.stats(), f"answer_lead_{answer.lead}": 1.0}
     note = ""
+    error: dict[str, str] = {}
     if reply is None:  # the passage's own words still answer; the failure is recorded
         stats["answer_model_failures"] = 1.0
         note = f"the model failed ({result.error}); the answer quotes the passage"
+        error = {"error": result.error or "the model gave no answer"}
     elif answer.lead == "unbacked":
         note = "the model's short answer is not backed by the passage and is left out"
     return {
@@ -110,6 +112,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "citations": answer.citations,
         "answer_note": note,
         "stats": stats,
+        **error,
     }
 
 

@@ -21,6 +21,7 @@ from chop.documents import (
 from chop.identity import input_meta
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, get_embedder
+from chop.profile import instructions_note, stored_profile
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for
 
@@ -54,6 +55,18 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def collection_settings(ctx: Context) -> dict[str, Any]:
+    """The model settings a new collection records beside its embedder (chop_collections)."""
+    return {
+        "chat_model": chat_model_identity(ctx),
+        "chunk_tokens": ctx.chunk_tokens,
+        "chunk_overlap": ctx.chunk_overlap,
+        "chunking": ctx.chunking,
+        "continuity_mode": ctx.continuity_mode,
+        "section_weight": ctx.section_weight,
+    }
+
+
 def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     # Checked before anything is touched: a bad input is one clear error and changes nothing.
@@ -62,7 +75,12 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     to_delete = input_doc_ids(state.get("delete"))
     store = store_for(ctx)
     embedder = get_embedder(ctx)
-    store.ensure_collection(ctx.collection, embedder.dimension)
+    store.ensure_collection(
+        ctx.collection,
+        embedder.dimension,
+        embedder=embedder.name,
+        settings=collection_settings(ctx),
+    )
 
     loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
     by_id: dict[str, SourceDocument] = {}
@@ -91,6 +109,9 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         for d in by_id.values()
         for note in d["metadata"].get("warnings", [])
     ]
+    for doc_id in unchanged:  # said again while the document holds them (profile_document)
+        if note := instructions_note(stored_profile(stored[doc_id].metadata)):
+            warnings.append(Problem(source=by_id[doc_id]["source"], reason=note))
     for problem in problems:
         runtime.stream_writer({"event": "problem", **problem})
     for warning in warnings:
@@ -107,7 +128,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "pending": changed,
         "stats": Overwrite({}),
         "problems": Overwrite(problems),
-        "warnings": warnings,
+        "warnings": Overwrite(warnings),
         "unchanged": unchanged,
         "report": Overwrite(
             {

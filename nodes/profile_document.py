@@ -14,8 +14,9 @@ from langgraph.runtime import Runtime
 import prompts
 from chop.cnm import DocumentProfileReply
 from chop.config import Context
+from chop.documents import Problem
 from chop.llm import structured_call
-from chop.profile import document_profile, llm_opening
+from chop.profile import document_profile, instructions_note, llm_opening
 from chop.state import DocumentState
 from chop.store import store_for
 
@@ -29,9 +30,18 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     result = structured_call(
         ctx, store_for(ctx), "document_profile", messages, DocumentProfileReply
     )
+    if result.value is None:  # reported like every other failed LLM task
+        runtime.stream_writer(
+            {"event": "llm_failed", "task": "document_profile", "error": result.error}
+        )
     profile = document_profile(document, result.value)
+    warnings: list[Problem] = []
+    if note := instructions_note(profile):  # not followed; said once per document
+        warnings.append(Problem(source=document["source"], reason=note))
+        runtime.stream_writer({"event": "warning", **warnings[0]})
     runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
     return {
         "profile": profile,
+        "warnings": warnings,
         "stats": {**result.stats(), "profile_fallbacks": int(result.value is None)},
     }

@@ -105,3 +105,28 @@ class ScriptedChatModel(BaseChatModel):
 
     def count(self, task: str) -> int:
         return sum(1 for t, _ in self.calls if t == task)
+
+
+_TOLD_NAME = re.compile(r"\b(?:[A-Z][a-z]+ )+[A-Z]*\d+[A-Z]*\b")
+_TOLD_LABEL = re.compile(
+    r"\b(category|nouns?)\s*(?:is|to|as|=|:|under|with)?\s*'?\"?([a-z][a-z ]*[a-z])", re.I
+)
+
+
+def obedient_reply(task: str, user: str) -> str:
+    """A model that does what the text it reads tells it: the last product name the text
+    writes is the model, and a category or nouns the text names ("category spyware", "with
+    nouns free money") are taken as given; everything else as :func:`sensible_reply`."""
+    reply = json.loads(sensible_reply(task, user))
+    if task not in ("cnm", "profile", "judged_cnm"):
+        return json.dumps(reply)
+    text = " ".join(quoted(user)[-1:])
+    if names := _TOLD_NAME.findall(text):
+        reply["model"] = names[-1].strip()
+    for field, value in _TOLD_LABEL.findall(text):
+        words = " ".join(value.split()[:2])
+        if field.lower() == "category":
+            reply["category"] = words
+        else:
+            reply["nouns"] = [words]
+    return json.dumps(reply)

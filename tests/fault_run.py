@@ -3,7 +3,7 @@ the stub LLM, through every fault the issue names, ends with the clean run's chu
 
     python -m tests.fault_run [--out bench/results/faults] [--good-documents 8]
 
-A corpus of good documents (Markdown, HTML, text, PDF, E-Manual JSON) and 20 hostile files
+A corpus of good documents (Markdown, HTML, text, PDF, E-Manual JSON) and 21 hostile files
 (tests/fault_corpus.py) is ingested
 
 - into collection A in one clean run: the reference;
@@ -61,11 +61,12 @@ from chop.store import (
 from nodes.persist import NEEDS_RELABEL
 from tests.fault_corpus import Hostile, write_corpus
 from tests.stub_llm import StubServer
+from tests.test_database_outage import database_outage
 from tests.test_database_restart import restart_embedded_server
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "faults"
-RUN_TIMEOUT_S = 600.0
+RUN_TIMEOUT_S = 600.0  # plus the database outage, when there is one
 MAX_FILE_MB = 1
 LLM_DEADLINE_S = 2.0
 STUB_LATENCY = (0.2, 0.4)  # long enough that the LLM phase outlasts the polling interval
@@ -113,8 +114,9 @@ def stub_at(port: int, **options: Any) -> Iterator[StubServer]:
 
 
 class FaultRun:
-    def __init__(self, work: Path, *, good_documents: int) -> None:
+    def __init__(self, work: Path, *, good_documents: int, db_outage_s: float = 0.0) -> None:
         self.work = work
+        self.db_outage_s = db_outage_s  # the database step: a restart (0) or an outage this long
         self.corpus = work / "corpus"
         self.data_dir = work / "data"
         self.hostile: list[Hostile] = write_corpus(
@@ -184,7 +186,7 @@ class FaultRun:
         reader = threading.Thread(target=lambda: run.stderr.extend(stderr), daemon=True)
         reader.start()
         while process.poll() is None:
-            if time.monotonic() - started > RUN_TIMEOUT_S:
+            if time.monotonic() - started > RUN_TIMEOUT_S + self.db_outage_s:
                 process.kill()
                 run.checks.append(f"did not finish within {RUN_TIMEOUT_S:.0f} s")
                 break
@@ -192,6 +194,8 @@ class FaultRun:
                 run.acted = seen
                 if on_trigger == "kill":
                     os.kill(process.pid, signal.SIGKILL)
+                elif self.db_outage_s:
+                    database_outage(str(self.data_dir), self.db_outage_s)
                 else:
                     restart_embedded_server(str(self.data_dir))
             time.sleep(POLL_S)
@@ -370,6 +374,8 @@ KNOWN_LINES = (
     re.compile(r"^resuming unfinished run ingest-\w+-[0-9a-f]+-[0-9a-f]+$"),
     re.compile(r"^LLM unavailable: \d+ of \d+ LLM answers failed \(last: .+\); their chunks"),
     re.compile(r"^LLM cache (read|write) failed \(.+\); (asking the model|the answer is used)"),
+    re.compile(r"^database unreachable \(.+\); waiting up to \d+ s for it$"),
+    re.compile(r"^database back after \d+ s$"),
     re.compile(r"^(loading|profiling documents|labelling chunks, \d+/\d+ documents stored)"),
 )
 
@@ -453,7 +459,9 @@ def scenario(run: FaultRun, log: Callable[[str], None]) -> dict[str, Any]:
 
         restarted = run.ingest(
             "db-restart",
-            "PostgreSQL restarted mid-run; the run goes on",
+            f"PostgreSQL stopped for {run.db_outage_s:.0f} s mid-run; the run goes on"
+            if run.db_outage_s
+            else "PostgreSQL restarted mid-run; the run goes on",
             b,
             run.port_b,
             trigger=run.new_commit(b),
@@ -616,8 +624,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder")
     parser.add_argument("--good-documents", type=int, default=8, help="3 to 8")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--db-outage-s",
+        type=float,
+        default=0.0,
+        help="the database step stops PostgreSQL this long (0: a restart), e.g. 600",
+    )
     args = parser.parse_args(argv)
-    result = fault_run(args.good_documents, keep=args.keep)
+    result = fault_run(args.good_documents, keep=args.keep, db_outage_s=args.db_outage_s)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     (args.out / "results.md").write_text(markdown(result))
@@ -626,14 +640,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def fault_run(
-    good_documents: int = 8, *, keep: bool = False, log: Callable[[str], None] | None = None
+    good_documents: int = 8,
+    *,
+    keep: bool = False,
+    log: Callable[[str], None] | None = None,
+    db_outage_s: float = 0.0,
 ) -> dict[str, Any]:
     """The whole run in a fresh folder and a fresh embedded database; returns the results."""
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     work = Path(tempfile.mkdtemp(prefix="chop-faults-"))
     started = time.monotonic()
     try:
-        run = FaultRun(work, good_documents=good_documents)
+        run = FaultRun(work, good_documents=good_documents, db_outage_s=db_outage_s)
         try:
             outcome = scenario(run, say)
         finally:
@@ -641,7 +659,8 @@ def fault_run(
                 run._conn.close()
             release_embedded_server(run.data_dir)
         return {
-            "command": f"python -m tests.fault_run --good-documents {good_documents}",
+            "command": f"python -m tests.fault_run --good-documents {good_documents}"
+            + (f" --db-outage-s {db_outage_s:g}" if db_outage_s else ""),
             "good_documents": good_documents,
             "hostile_files": len(run.hostile),
             "seconds": round(time.monotonic() - started, 1),

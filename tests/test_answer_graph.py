@@ -87,6 +87,7 @@ def test_a_failing_answer_model_still_answers_in_the_sources_words_and_says_so(
 
 
 def test_an_empty_collection_says_so(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    ingest(delete=["nothing"], context=context)  # made, nothing in it (unknown: an error)
     result = ask("anything?", context=context)
     assert result["sources"] == [] and result["answerable"] is False
     assert json.dumps(result)  # JSON-serialisable for --json and the server

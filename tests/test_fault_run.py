@@ -34,7 +34,7 @@ def test_every_fault_ends_with_the_clean_runs_chunks_and_one_line_per_problem() 
     result = fault_run(good_documents=3)
     runs = {run["step"]: run for run in result["runs"]}
     assert list(runs) == STEPS
-    assert result["hostile_files"] == 20
+    assert result["hostile_files"] == 21
 
     comparison = result["comparison"]
     assert comparison["chunks_b"] == comparison["chunks_a"] > 0

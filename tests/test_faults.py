@@ -7,11 +7,13 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from chop import llm
+from chop.api import ingest
 from chop.cnm import CNMReply, ContinuityReply, make_cnm
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
@@ -144,3 +146,32 @@ def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
         "Coolwave 330C User Manual",
         "Coolwave 410X User Manual",
     }
+
+
+def test_a_hung_endpoint_ends_an_ingest_in_about_one_deadline(
+    context: Context, store: Store, tmp_path: Path, embedder: object
+) -> None:
+    # one 12-chunk document: the profile call, then judgments and extractions that each wait
+    # for the one before; every request hangs past the deadline
+    topics = ["Filter", "Tank", "Fan", "Timer", "Remote", "Drain", "Mode", "Sleep", "Light",
+              "Noise", "Power", "Clock"]  # fmt: skip
+    text = "\n\n".join(f"{t} care. " + f"The {t.lower()} needs attention weekly. " * 5
+                       for t in topics)  # fmt: skip
+    (tmp_path / "manual.txt").write_text(text, encoding="utf-8")
+    deadline = 3.0
+    with running_stub(latency=(0, 0), faults=["timeout"] * 500, timeout_sleep=60.0) as stub:
+        ctx = remote(context, stub.base_url).with_overrides(
+            llm_timeout_s=deadline,
+            llm_deadline_s=deadline,
+            continuity_mode="llm",
+            chunk_tokens=40,
+            chunk_overlap=0,
+        )
+        started = time.monotonic()
+        report = ingest([tmp_path], context=ctx)
+        elapsed = time.monotonic() - started
+        asked = len(stub.served)
+    assert report["chunks_stored"] >= 10 and report["llm_unavailable"]
+    # measured: 13.0 s and 7 requests before (a deadline per dependent task), 6.5 s and 1 after
+    assert elapsed < 2 * deadline + 4, f"{elapsed:.1f} s for one deadline of {deadline} s"
+    assert asked <= ctx.max_concurrency + 1, f"{asked} requests sent to a hung endpoint"

