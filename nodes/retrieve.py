@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from chop.config import Context
 from chop.models import get_embedder
 from chop.query import clean_question
+from chop.question import resolution_state
 from chop.retrieval import retrieve_for_question
 from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
@@ -48,6 +49,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "question_model": found.question.unknown_model or found.question.model,
         "question_category": found.question.category,
         "question_documents": found.documents,
+        "question_resolution": resolution_state(found.resolution),
         "retrieval_note": found.note,
         "stats": {"retrieve_seconds": search_seconds},
     }
