@@ -44,7 +44,6 @@ from chop.identity import (
     short_name,
     year_number,
 )
-from chop.query import QuestionCNM, match_question
 
 # ------------------------------------------------------------------ names, normalised
 
@@ -428,7 +427,10 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
             why.append(f"no period named: the latest, FY{latest}")
     releases = [d for d in secondary if by_id[d].kind == "earnings release"]
     if facts.release_measure and releases:
-        candidates, secondary = releases, [*candidates, *(d for d in secondary if d not in releases)]
+        candidates, secondary = (
+            releases,
+            [*candidates, *(d for d in secondary if d not in releases)],
+        )
         why.append("names a non-GAAP measure: the earnings release first")
     kind_named = None
     if facts.kinds and candidates:
@@ -447,6 +449,84 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         period=period_named,
         topic=without_names(question, [by_id[d] for d in candidates + secondary]),
         why=tuple(why),
+    )
+
+
+# ------------------------------------------------------------------ chunk-level model values
+
+_model_like = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
+# periods and forms ("FY2023", "Q2", "10-K", "1990s") look like model numbers but are not
+_not_a_model = re.compile(
+    r"^(fy'?\d{2,4}|[qh][1-4]|\d{1,2}-?[kqf]|(19|20)\d\d[a-z]?|\d+(st|nd|rd|th|s))$"
+)
+_NOT_MODELS = {
+    "wi-fi",
+    "usb",
+    "5g",
+    "4g",
+    "3g",
+    "4k",
+    "8k",
+    "2k",
+    "hd",
+    "mp3",
+    "mp4",
+    "1st",
+    "2nd",
+    "3rd",
+}
+
+
+@dataclass(frozen=True)
+class QuestionCNM:
+    model: str | None  # a stored model value the question names
+    category: str | None
+    unknown_model: str | None  # a model-like token the collection does not know
+
+
+def _contains(question_tokens: list[str], value_tokens: list[str]) -> bool:
+    n = len(value_tokens)
+    return n > 0 and any(
+        question_tokens[i : i + n] == value_tokens for i in range(len(question_tokens) - n + 1)
+    )
+
+
+def best_match(question: str, values: list[str]) -> str | None:
+    """The longest stored value whose tokens appear, in order, in the question."""
+    question_tokens = tokens(question)
+    matches = [v for v in values if _contains(question_tokens, tokens(v))]
+    return max(matches, key=lambda v: (len(tokens(v)), len(v)), default=None)
+
+
+def match_question(question: str, models: list[str], categories: list[str]) -> QuestionCNM:
+    """The stored chunk-level model (and category) values a question names, by whole tokens,
+    longest first ("Galaxy S9+" is not "Galaxy S9"); a model-like token that matches nothing
+    stored ("999Z") is reported as an unknown model. No LLM."""
+    model = best_match(question, models)
+    # A bare series name ("S10") matches "Galaxy S10" when exactly one stored model ends so.
+    if model is None:
+        known = {t for m in models for t in tokens(m)}
+        for token in tokens(question):
+            owners = [m for m in models if tokens(m) and tokens(m)[-1] == token]
+            if len(owners) == 1 and any(ch.isdigit() for ch in token):
+                model = owners[0]
+                break
+        unknown = None
+        if model is None:
+            for candidate in _model_like.findall(question):
+                lowered = candidate.lower()
+                if (
+                    lowered not in _NOT_MODELS
+                    and lowered not in known
+                    and not lowered.isdigit()
+                    and not _not_a_model.match(lowered)
+                ):
+                    unknown = candidate
+                    break
+    else:
+        unknown = None
+    return QuestionCNM(
+        model=model, category=best_match(question, categories), unknown_model=unknown
     )
 
 

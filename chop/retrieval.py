@@ -21,8 +21,7 @@ from chop.config import Context, SearchMode
 from chop.identity import DocumentCard, card_from_stored, read_cards
 from chop.models import Embedder
 from chop.profile import stored_profile
-from chop.query import QuestionCNM
-from chop.question import Resolution, resolve, resolve_by_chunk_values
+from chop.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
