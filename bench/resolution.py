@@ -26,6 +26,7 @@ from typing import Any
 from bench.emanual import DEFAULT_OUT, REPO_ROOT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
 from bench.report import log, md_table, run_cli, write_report
+import chop.loaders
 from chop.config import Context
 from chop.identity import DocumentCard, card_from_stored, read_cards
 from chop.loaders import LoadError, load_file
@@ -36,11 +37,19 @@ SHARED = REPO_ROOT.parent / "shared" / "data"
 SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wide"}
 
 
+def loader_version() -> str:
+    """A digest of the loader's source: a cached opening is only as good as the loader that
+    read it (titles, text order)."""
+    folder = Path(chop.loaders.__file__).parent
+    sources = [folder / "loaders.py", folder / "pdf_layout.py"]
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:8]
+
+
 def opening(path: Path, cache: Path, fresh: bool) -> dict[str, Any] | None:
     """What ingest reads of a PDF for its card (source, title, metadata, first COVER_CHARS
-    characters), through the real loader; cached by the file's bytes."""
+    characters), through the real loader; cached by the file's bytes and the loader's code."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    cached = cache / f"{path.stem}-{digest}.json"
+    cached = cache / f"{path.stem}-{digest}-{loader_version()}.json"
     if cached.is_file() and not fresh:
         loaded: dict[str, Any] = json.loads(cached.read_text())
         return loaded

@@ -708,15 +708,3 @@ def read_cards(cards: Iterable[DocumentCard]) -> list[DocumentCard]:
     """A collection's cards as resolution reads them: each filing with all names its company
     goes by there, and quarterly periods completed from the company's annual reports."""
     return _with_complete_periods(_with_company_names(list(cards)))
-
-
-def complete_periods(cards: Mapping[str, dict[str, Any]]) -> None:
-    """Stored-card form of ``read_cards``' period rule: fills fiscal_year (and quarter) in
-    place, for callers that hold the raw cards."""
-    typed = read_cards(card_from_stored(doc_id, card) for doc_id, card in cards.items())
-    for card in typed:
-        raw = cards[card.doc_id]
-        if card.fiscal_year and not raw.get("fiscal_year"):
-            raw["fiscal_year"] = card.fiscal_year
-            if card.fiscal_quarter and not raw.get("fiscal_quarter"):
-                raw["fiscal_quarter"] = card.fiscal_quarter

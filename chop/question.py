@@ -280,7 +280,13 @@ def _companies_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list
     found = [c.doc_id for c in cards if c.is_filing and strong(c)]
     if found:
         return found, "company name"
-    capitalised = [w for n, w in enumerate(words) if w[:1].isupper() and (n > 0 or "'" in w)]
+    # a capitalised word, not the question's first unless possessive ("Adobe's revenue ...")
+    raw = _WORD.findall(question)
+    capitalised = [
+        w
+        for n, (w, as_written) in enumerate(zip(words, raw, strict=True))
+        if w[:1].isupper() and (n > 0 or POSSESSIVE.search(as_written))
+    ]
     found = [
         c.doc_id
         for c in cards

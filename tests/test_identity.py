@@ -7,7 +7,6 @@ import pytest
 from chop.identity import (
     DocumentCard,
     card_from_stored,
-    complete_periods,
     cover_ticker,
     entity_aliases,
     identity_from_file_name,
@@ -54,9 +53,9 @@ def test_a_10q_cover_gives_the_quarter_and_a_sibling_annual_report_the_fiscal_ye
         {"kind": "10-K", "entity": "Zenith Packaging PLC", "period_end": "2022-06-30",
          "fiscal_year": 2022}
     )  # fmt: skip
-    cards = {"q": dict(quarterly), "k": dict(annual)}
-    complete_periods(cards)
-    assert cards["q"]["fiscal_year"] == 2023  # the year that ends June 30, 2023
+    read = read_cards([card_from_stored("q", quarterly), card_from_stored("k", annual)])
+    assert read[0].fiscal_year == 2023  # the year that ends June 30, 2023
+    assert read[0].filing_label == "Zenith Packaging 10-Q Q2 FY2023"
 
 
 def test_an_8k_and_a_press_release_are_dated_and_named() -> None:

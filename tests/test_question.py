@@ -278,3 +278,9 @@ def test_a_non_gaap_measure_is_looked_up_in_the_earnings_release_first() -> None
     gaap = resolve("Acme Widgets' unadjusted operating income in FY2023?", collection)
     assert gaap.documents == ("acme-2023",)
     assert read_question("EBITDAR by region, FY2022").release_measure
+
+
+def test_a_first_word_opening_the_question_names_a_company_only_as_a_possessive() -> None:
+    collection = cards(old=ten_k("Acme Systems Incorporated", 2015), new=ten_k("Zenith PLC", 2022))
+    assert resolve("Acme's FY2015 cash ratio?", collection).documents == ("old",)
+    assert resolve("Acme FY2015 cash ratio?", collection).company is None
