@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import chop.loaders
 from bench.emanual import DEFAULT_OUT, REPO_ROOT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
 from bench.report import log, md_table, run_cli, write_report
-import chop.loaders
 from chop.config import Context
 from chop.identity import DocumentCard, card_from_stored, read_cards
 from chop.loaders import LoadError, load_file
