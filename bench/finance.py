@@ -396,8 +396,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     ingested = None
     if args.ingested:
-        name, _, report_file = args.ingested.partition("=")
-        ingested = (name, json.loads(Path(report_file).read_text()) if report_file else {})
+        collection, _, report_file = args.ingested.partition("=")
+        ingested = (collection, json.loads(Path(report_file).read_text()) if report_file else {})
     for method in args.methods:  # a fresh embedder memo each: wall times are a fresh build's
         memo = MemoEmbedder(embedder)
         reuse = ingested if method == "chop" else None
