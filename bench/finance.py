@@ -1,9 +1,12 @@
-"""The `fin` subset: FinanceBench dev filings (40 PDFs of 5 companies, 31 questions).
+"""The `fin` subsets: FinanceBench dev filings (40 PDFs of 5 companies, 31 questions) and the
+wide ones (27 PDFs of 8 more companies, 36 questions), side by side.
 
-One command per table (results in bench/results/fin/results.{json,md}):
+One command per table (results in bench/results/fin/ and bench/results/fin-wide/):
 
-    python -m bench.finance                                          # every method
+    python -m bench.finance                                          # every method, dev
+    python -m bench.finance --subset wide                            # the same, wide
     python -m bench.finance --methods naive,naive_title,title_heading  # no LLM
+    python -m bench.finance --side-by-side   # fin-sides.md from both results (and resolution)
 
 Every PDF goes through chop's loader (``chop.loaders.load_file``: title from the PDF metadata
 or the file name, one span per page) with the default Context; questions are asked as written
@@ -45,7 +48,7 @@ from bench.emanual import (
     search_questions,
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
-from bench.report import llm_work, log, md_table, run_cli, write_files
+from bench.report import llm_work, log, md_table, run_cli, write_files, write_report
 from chop.config import Context
 from chop.documents import SourceDocument
 from chop.loaders import LoadError, load_file
@@ -53,6 +56,11 @@ from chop.models import ModelUnavailable, get_embedder
 from chop.store import Hit, store_for
 
 DEFAULT_FIN_DATA = REPO_ROOT.parent / "shared" / "data" / "financebench-dev"
+# subset → (data folder beside the repository, results folder and collection prefix)
+SUBSETS = {
+    "dev": (DEFAULT_FIN_DATA, "fin"),
+    "wide": (REPO_ROOT.parent / "shared" / "data" / "financebench-wide", "fin-wide"),
+}
 SUBSET = "fin"
 KS = (1, 3, 5, 10)
 TOP_K = max(KS)
@@ -132,6 +140,27 @@ def load_filings(root: Path, only: Sequence[str] = (), *, parse: bool = True) ->
     return filings
 
 
+def companies(root: Path) -> dict[str, str]:
+    """doc_name → company, from document_information.jsonl and the questions."""
+    found: dict[str, str] = {}
+    for name in ("document_information.jsonl", "questions.jsonl"):
+        path = root / name
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    found.setdefault(str(row["doc_name"]), str(row.get("company") or ""))
+    return found
+
+
+def company_of(stem: str, known: dict[str, str]) -> str:
+    """A filing's company: FinanceBench's, else that of a filing whose name starts the same
+    ("AMCOR_2022_8K_2022-07-01" is a copy of "AMCOR_2022_8K_dated-2022-07-01")."""
+    prefix = stem.split("_")[0]
+    same = (company for name, company in known.items() if name.split("_")[0] == prefix)
+    return known.get(stem) or next(same, prefix)
+
+
 def check_data(root: Path) -> None:
     if not (root / "questions.jsonl").is_file() or not (root / "pdfs").is_dir():
         raise FinDataMissing(f"FinanceBench dev data not found (questions.jsonl, pdfs/) in {root}")
@@ -195,6 +224,8 @@ def evaluate(
     questions: Sequence[FinQuestion],
     memo: MemoEmbedder,
     ingested: tuple[str, dict[str, Any]] | None = None,
+    known: dict[str, str] | None = None,
+    prefix: str = SUBSET,
 ) -> dict[str, Any]:
     documents, stems = filings.documents, filings.stems
     store = store_for(ctx)
@@ -214,7 +245,7 @@ def evaluate(
             extra={"indexed_by": "chop ingest (CLI, default settings)"},
         )
     else:
-        collection = collection_name(SUBSET, method)
+        collection = collection_name(prefix, method)
         log(f"{method}: indexing {len(documents)} filing(s) into {collection}")
         stats = build_index(method, ctx, store, collection, documents, memo)
     hits, resolved, stats.retrieval_seconds = search_questions(
@@ -224,6 +255,15 @@ def evaluate(
     for question, found, names in zip(questions, hits, resolved, strict=True):
         record = fin_record(question, found, stems, filings.same_file)
         record["resolved"] = [stems.get(d, d) for d in names]
+        same = filings.same_file
+        company = company_of(sorted(question.doc_names)[0], known or {})
+        record["right_company"] = bool(names) and all(
+            company_of(r, known or {}) == company for r in record["resolved"]
+        )
+        record["evidence_resolved"] = bool(
+            {same.get(n, n) for n in question.doc_names}
+            & {same.get(r, r) for r in record["resolved"]}
+        )
         records.append(record)
     types = sorted({q.question_type for q in questions})
     result: dict[str, Any] = {
@@ -234,6 +274,8 @@ def evaluate(
         "metrics": fin_summary(records),
         "by_type": {t: fin_summary([r for r in records if r["question_type"] == t]) for t in types},
         "resolved_questions": sum(bool(r["resolved"]) for r in records),
+        "right_company": sum(r["right_company"] for r in records) / max(1, len(records)),
+        "evidence_resolved": sum(r["evidence_resolved"] for r in records) / max(1, len(records)),
         "per_question": records,
     }
     m = fin_summary(records)
@@ -247,7 +289,7 @@ def evaluate(
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
     header = ["method", "Doc@1", *(f"Hit@{k}" for k in KS), "MRR@10", "chunks", "LLM work",
-              "LLM/chunk", "index wall s", "retrieval", "resolved"]  # fmt: skip
+              "LLM/chunk", "index wall s", "retrieval", "resolved", "right company"]  # fmt: skip
     rows = []
     for name, r in results["methods"].items():
         m, c = r["metrics"], r["costs"]
@@ -255,7 +297,8 @@ def markdown(results: dict[str, Any]) -> str:
             [name, f"{m['doc@1']:.3f}", *(f"{m[f'hit@{k}']:.3f}" for k in KS),
              f"{m['mrr@10']:.3f}", c["chunks"], *llm_work(c), f"{c['index_seconds']:.1f}",
              "chop" if r["method"] == "chop" else "plain",
-             f"{r['resolved_questions']}/{int(m['questions'])}"]
+             f"{r['resolved_questions']}/{int(m['questions'])}",
+             f"{r.get('right_company', 0.0):.3f}" if r["method"] == "chop" else "-"]
         )  # fmt: skip
     type_rows = [
         [t, name, int(m["questions"]), f"{m['doc@1']:.3f}", f"{m['hit@1']:.3f}",
@@ -267,7 +310,7 @@ def markdown(results: dict[str, Any]) -> str:
         [d["file"], d["title"], d["pages"], d["chars"]] for d in results["corpus"]["documents"]
     ]
     lines = [
-        "# FinanceBench dev — subset `fin`",
+        f"# FinanceBench {'wide' if s['subset'] == 'fin-wide' else 'dev'} — subset `{s['subset']}`",
         "",
         f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
         f"{s['chunk_overlap']} tokens · chop search `{s['search']}` (CHOP_SEARCH) · "
@@ -285,7 +328,9 @@ def markdown(results: dict[str, Any]) -> str:
         "MRR@10: a chunk of an evidence document whose pages (1-based) hold an evidence page "
         "(evidence_page_num + 1). retrieval `chop`: chop.retrieval.retrieve_for_question, default "
         "Context; `plain`: vector search. resolved: questions for which chop's retrieval matched "
-        "a document by name. LLM work = model calls + cache hits; index wall s = loading "
+        "a document by name; right company: the share of questions whose resolved documents "
+        "all belong to the evidence's company. LLM work = model calls + cache hits; index wall "
+        "s = loading "
         "excluded (see settings: load_seconds), chunking, LLM, embedding, writing.",
         "",
         "## By question type",
@@ -302,7 +347,11 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    root = Path(args.data or os.environ.get("CHOP_FIN_DATA") or DEFAULT_FIN_DATA)
+    if args.side_by_side:
+        return side_by_side(Path(args.out))
+    default_root, name = SUBSETS[args.subset]
+    env_root = os.environ.get("CHOP_FIN_DATA") if args.subset == "dev" else None
+    root = Path(args.data or env_root or default_root)
     check_data(root)
     started = time.perf_counter()
     filings = load_filings(root, args.only, parse=not (args.ingested and args.methods == ["chop"]))
@@ -317,7 +366,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     embedder = get_embedder(ctx)
     results: dict[str, Any] = {
         "settings": {
-            "subset": SUBSET,
+            "subset": name,
             "data": str(root),
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "embedder": embedder.name,
@@ -347,18 +396,66 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     ingested = None
     if args.ingested:
-        name, _, report_file = args.ingested.partition("=")
-        ingested = (name, json.loads(Path(report_file).read_text()) if report_file else {})
+        collection, _, report_file = args.ingested.partition("=")
+        ingested = (collection, json.loads(Path(report_file).read_text()) if report_file else {})
     for method in args.methods:  # a fresh embedder memo each: wall times are a fresh build's
         memo = MemoEmbedder(embedder)
         reuse = ingested if method == "chop" else None
-        results["methods"][method] = evaluate(method, ctx, filings, questions, memo, reuse)
-    out = Path(args.out) / SUBSET
+        results["methods"][method] = evaluate(
+            method, ctx, filings, questions, memo, reuse, companies(root), name
+        )
+    out = Path(args.out) / name
     text = markdown(results)
     write_files(out, "results", results, text)
     print(text.split("\n## ")[0])
     log(f"wrote {out / 'results.json'}, {out / 'results.md'}")
     return results
+
+
+SIDE_HEADER = ["subset", "n", "right company", "right document", "Doc@1", "page Hit@5",
+               "collection"]  # fmt: skip
+
+
+def side_by_side(out: Path) -> dict[str, Any]:
+    """Dev and wide in one table: chop's Doc@1 and page Hit@5 (from each subset's results),
+    and the share of questions resolved to the right company and document (bench.resolution)."""
+    table: dict[str, Any] = {}
+    resolution_file = out / "resolution" / "results.json"
+    resolution = json.loads(resolution_file.read_text()) if resolution_file.is_file() else {}
+    for subset, (_, name) in SUBSETS.items():
+        found = out / name / "results.json"
+        chop = json.loads(found.read_text())["methods"].get("chop", {}) if found.is_file() else {}
+        resolved = resolution.get("subsets", {}).get(subset, {}).get("summary", {})
+        table[subset] = {
+            "questions": chop.get("metrics", {}).get("questions"),
+            "doc@1": chop.get("metrics", {}).get("doc@1"),
+            "hit@5": chop.get("metrics", {}).get("hit@5"),
+            "collection": chop.get("collection"),
+            "right_company": resolved.get("right_company"),
+            "right_document": resolved.get("right_document"),
+        }
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "collection"]
+    rows = [[subset, *(cell(row[k]) for k in keys)] for subset, row in table.items()]
+    text = "\n".join(
+        [
+            "# FinanceBench dev and wide, side by side",
+            "",
+            md_table(SIDE_HEADER, rows),
+            "",
+            "right company / right document: bench.resolution (cards as ingest builds them, "
+            "no LLM): every document a question is resolved to is of the evidence's company / "
+            "an evidence document is among them. Doc@1, page Hit@5: chop on the `chop ingest` "
+            "collection (bench.finance --methods chop --ingested ...).",
+            "",
+        ]
+    )
+    write_report(out, "fin-sides", json.dumps({"subsets": table}, indent=1), text)
+    print(text)
+    return table
 
 
 def parser() -> argparse.ArgumentParser:
@@ -368,7 +465,13 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--methods", type=parse_methods, default=list(DEFAULT_METHODS))
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/fin/")
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/fin/ (OUT/fin-wide/)")
+    p.add_argument("--subset", choices=sorted(SUBSETS), default="dev", help="dev (default), wide")
+    p.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="write OUT/fin-sides.md from OUT/fin, OUT/fin-wide and OUT/resolution results",
+    )
     p.add_argument(
         "--only",
         type=lambda v: [x for x in v.split(",") if x],

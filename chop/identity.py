@@ -1,39 +1,44 @@
-"""Document identity: which document a question is about, for manuals and periodic reports.
+"""Document identity cards: built once at ingest from what a file says, read back typed.
 
 Near-identical documents differ in a few facts: the product model and its variant for manuals
 ("Galaxy Note 10" vs "Galaxy Note 10+"), the company, period and form for filings ("Best Buy
 10-K for fiscal 2023" vs "... fiscal 2022"). Each document gets an identity card, found once
 at ingest from what the file itself says (its name, PDF metadata, title, first pages; no LLM),
-optionally corrected by the user. Questions are resolved against the cards without an LLM:
-model names are compared in a normalised form (``Note10`` = ``Note 10`` = ``note-10``,
-``S9 Plus`` = ``S9+`` ≠ ``S9``), periods are read from "FY2022", "fiscal 2021", "Q2 of
-FY2023", "H1 FY2023" or a date, and document kinds from "10-K", "quarterly report", ....
+optionally corrected by the user, and kept in the document's metadata (chop.profile). At
+question time the stored cards are read back as typed ``DocumentCard``s (``read_cards``), and
+chop.question resolves a question against them.
+
+Every rule here is general: registrant names of any shape ("THE … COMPANY", "3M COMPANY",
+"JOHNSON & JOHNSON", "AMCOR PLC"), tickers from a cover's "Trading Symbol(s)" table or a
+press release's "(NYSE: BBY)", fiscal years by the convention the filing states, kinds and
+dates. The only lists are general ones: legal suffixes, English function words, exchanges.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from typing_extensions import TypedDict
 
-from chop.grounding import tokens
-
-# ------------------------------------------------------------------ the card
+# ------------------------------------------------------------------ the stored card
 
 
 class Identity(TypedDict, total=False):
-    """What tells a document apart from its near-duplicates; every field may be missing."""
+    """What tells a document apart from its near-duplicates, as stored in its metadata; every
+    field may be missing."""
 
     entity: str  # brand or company: "Best Buy Co., Inc."
-    aliases: list[str]  # other names of the entity: "Best Buy", "BBY"
-    model: str  # product model with its variant: "Galaxy Note 10+"
+    aliases: list[str]  # other names of the entity: "Best Buy", "MGM"
+    tickers: list[str]  # stock symbols, written in capitals: "BBY"
+    filed_as: str  # the company word of the file name: "BESTBUY" of BESTBUY_2023_10K.pdf
+    model: str  # product model with its variant: "Galaxy Note 10+" (never a filing's label)
     kind: str  # "user manual", "10-K", "10-Q", "8-K", "earnings release", "annual report"
-    fiscal_year: int
+    fiscal_year: int  # the year's name as the filing gives it ("fiscal 2022")
     fiscal_quarter: int  # 1-4 for quarterly documents
     period_end: str  # ISO date the reported period ends
     date: str  # ISO date of the report or event (8-K, press release)
@@ -41,12 +46,37 @@ class Identity(TypedDict, total=False):
     sources: dict[str, str]  # field -> where it was found: file name, title, text, user, llm
 
 
-USER_FIELDS = ("entity", "aliases", "model", "kind", "fiscal_year", "fiscal_quarter",
+USER_FIELDS = ("entity", "aliases", "tickers", "model", "kind", "fiscal_year", "fiscal_quarter",
                "period_end", "date", "edition")  # fmt: skip
 KINDS = ("10-K", "10-Q", "8-K", "20-F", "earnings release", "annual report", "user manual")
 PERIODIC_KINDS = {"10-K", "10-Q", "20-F", "earnings release", "annual report"}
 FILING_KINDS = PERIODIC_KINDS | {"8-K"}
 ANNUAL_KINDS = {"10-K", "20-F", "annual report"}  # the reference report of a fiscal year
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# English function words: never a company's acronym or a name by themselves ("THE" of
+# "THE COCA-COLA COMPANY" is an article, not an alias).
+FUNCTION_WORDS = _words(
+    "a an the and or of for in on at to by with from as is are was were be it its this that "
+    "what which who how when where why does did do has have had can could will would should "
+    "my our your their any all"
+)
+# Words that make a company's name legal rather than what people call it (general English
+# and common foreign legal forms): "Best Buy Co., Inc." is "Best Buy".
+LEGAL_SUFFIXES = sorted(
+    _words(
+        "inc incorporated corp corporation co company companies plc ltd limited llc lp l.p "
+        "nv n.v sa s.a ag se holdings holding group"
+    ),
+    key=len,
+    reverse=True,
+)
+# Exchanges a cover's or a press release's ticker is listed on.
+_EXCHANGE = r"(?:The\s+)?(?:New\s+York\s+Stock\s+Exchange|NYSE(?:\s+American)?|Nasdaq|NASDAQ)"
 
 _MONTHS = {
     name: number
@@ -71,6 +101,9 @@ _DATE_DMY = re.compile(
     r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\.?,?\s+" + _YEAR, re.I
 )
 _DATE_ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+# A 52/53-week fiscal year closes on a weekday near a month's end; one that closes in the
+# first days of January is the year before's ("fiscal 2021" ends January 2, 2022).
+EARLY_JANUARY_DAYS = 7
 
 
 def _make_date(year: str, month: str | int, day: str) -> date | None:
@@ -96,9 +129,23 @@ def find_dates(text: str) -> list[date]:
     return [d for _pos, d in sorted(found, key=lambda item: item[0])]
 
 
+def fiscal_year_ending(end: date) -> int:
+    """The fiscal year a year-end date closes, when the filing does not name it: the calendar
+    year it ends in, except a 52/53-week year that spills a few days into January."""
+    if end.month == 1 and end.day <= EARLY_JANUARY_DAYS:
+        return end.year - 1
+    return end.year
+
+
 def _squash(text: str) -> str:
     """PDF text splits words ("PURS UANT", "January 30 , 2021"): compare without spaces."""
     return re.sub(r"\s+", "", text).lower()
+
+
+def year_number(value: str) -> int:
+    """ "23" → 2023, "2023" → 2023."""
+    number = int(value)
+    return number + 2000 if number < 100 else number
 
 
 # ------------------------------------------------------------------ reading a document
@@ -113,22 +160,31 @@ _FISCAL = r"(?:fiscal\s+(?:year\s+)?|FY\s*'?)"  # "fiscal 2023", "fiscal year 20
 _Q_FY = re.compile(r"\bQ([1-4])\s*(?:of\s+)?" + _FISCAL + r"((?:19|20)?\d\d)\b", re.I)
 _FISCAL_YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s*'?)((?:19|20)\d\d|\d\d)\b", re.I)
 _EARNINGS = re.compile(r"\b(reports?|announces?|reported)\b[^.]{0,120}\b(results|earnings)\b", re.I)
+_ANNOUNCER_WORD = r"(?:[A-Z][\w&.'-]*|\d+[A-Za-z][\w&.'-]*)"  # "Best", "3M"; not "9," or "2023"
 _ANNOUNCER = re.compile(
-    r"((?:[A-Z][\w&.'-]*,?\s+){0,4}[A-Z][\w&.'-]*)\s+(?:[Rr]eports?|REPORTS|[Aa]nnounces?|ANNOUNCES)\b"
+    r"((?:" + _ANNOUNCER_WORD + r",?\s+){0,4}" + _ANNOUNCER_WORD + r")\s+"
+    r"(?:[Rr]eports?|REPORTS?|[Aa]nnounces?|ANNOUNCES?)\b"
 )
-_REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+registrant", re.I)
-_TICKER = re.compile(r"\((?:NYSE|NASDAQ|Nasdaq|NYSE American)\s*:\s*([A-Z]{1,5})\)")
+# "… ended January 28, 2023" in a release's lead: the period it reports
+_LEAD_ENDED = re.compile(r"\bended\s+" + _MONTH + r"\.?\s*(\d{1,2}),?\s*((?:19|20)\d\d)", re.I)
+# "(Exact name of registrant", letters split by PDF text extraction too ("Registran t")
+_REGISTRANT = re.compile(r"\(\s*" + r"\s*".join("exactnameofregistrant"), re.I)
+_PRESS_TICKER = re.compile(r"\(" + _EXCHANGE + r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\)")
+_COVER_TICKER = re.compile(r"\b([A-Z]{1,5}(?:\.[A-Z])?)\s+" + _EXCHANGE + r"\b")
+_TRADING_SYMBOL = re.compile(r"trading\s*symbol", re.I)
 _MANUAL = re.compile(
     r"\b(user|owner'?s?|operating|instruction|e-?)\s*(manual|guide)\b|\bmanual\b", re.I
 )
 _LEGAL_SUFFIX = re.compile(
-    r"[,\s]+(inc|incorporated|corp|corporation|co|company|plc|ltd|limited|llc"
-    r"|l\.?p|n\.?v|s\.?a|ag|se|holdings?)\.?$",
+    r"[,\s]+(" + "|".join(re.escape(s).replace(r"\.", r"\.?") for s in LEGAL_SUFFIXES) + r")\.?$",
     re.I,
 )
-_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "three": 1, "six": 2,
-                  "nine": 3, "13": 1, "26": 2, "39": 3}  # fmt: skip
+QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "three": 1, "six": 2,
+                 "nine": 3, "13": 1, "26": 2, "39": 3}  # fmt: skip
 _ACRONYM_MAX = 4
+# a word of a registrant's name: capitalised ("Best", "JPMorgan", "&"), a digit-led name
+# ("3M", "1-800-FLOWERS.COM") or a joining word ("of", "and", "the")
+_NAME_WORD = re.compile(r"[A-Z&][\w&.,'-]*|\d[\w&.,'-]*[A-Za-z][\w&.,'-]*|&|of|and|the|de")
 
 
 def _kind_code(raw: str) -> str:
@@ -136,13 +192,9 @@ def _kind_code(raw: str) -> str:
     return {"10K": "10-K", "10Q": "10-Q", "8K": "8-K", "20F": "20-F"}[raw]
 
 
-def _year(value: str) -> int:
-    number = int(value)
-    return number + 2000 if number < 100 else number
-
-
 def _display_case(name: str) -> str:
-    """ "BEST BUY CO., INC." → "Best Buy Co., Inc."; short acronyms stay ("MGM", "PLC")."""
+    """ "BEST BUY CO., INC." → "Best Buy Co., Inc."; "THE COCA-COLA COMPANY" → "The Coca-Cola
+    Company"; short acronyms stay ("MGM", "PLC", "3M"), an article never is one."""
     upper = [ch.isupper() for ch in name if ch.isalpha()]
     if sum(upper) < 0.7 * len(upper):
         return name
@@ -150,40 +202,61 @@ def _display_case(name: str) -> str:
     for number, word in enumerate(name.split()):
         letters = re.sub(r"[^A-Za-z]", "", word)
         acronym = "&" in word or (
-            len(letters) <= 3 and (number == 0 or not re.search(r"[AEIOU]", letters))
+            letters.lower() not in FUNCTION_WORDS
+            and len(letters) <= 3
+            and (number == 0 or not re.search(r"[AEIOU]", letters))
         )
-        words.append(word if acronym else word.capitalize())
+        words.append(word if acronym else "-".join(p.capitalize() for p in word.split("-")))
     return " ".join(words)
 
 
-def _registrant(text: str) -> str | None:
+def registrant(text: str) -> str | None:
     """The company name printed before "(Exact name of registrant ...)" on an SEC cover."""
     match = _REGISTRANT.search(text)
     if not match:
         return None
     before = text[max(0, match.start() - 160) : match.start()]
     before = re.sub(r"\b([A-Z]) (?=[A-Z]{2,}\b)", r"\1", before)  # "MGM R ESORTS" → "MGM RESORTS"
+    before = re.sub(r"\s+(?=[.,](?:\s|$))", "", before)  # "NIKE, Inc\n." → "NIKE, Inc."
     words: list[str] = []
     for word in reversed(before.split()):
-        if re.fullmatch(r"[A-Z&][\w&.,'-]*|&|of|and|the", word) and not re.search(r"\d", word):
-            words.append(word)
-            continue
-        break
+        if not _NAME_WORD.fullmatch(word):
+            break
+        words.append(word)
+    while words and words[-1].lower() in ("of", "and", "de", "&"):  # the name's first word
+        words.pop()
     name = " ".join(reversed(words)).strip(" ,")
     return _display_case(name) if len(name) >= 2 else None
 
 
-def entity_aliases(entity: str) -> list[str]:
-    """Names a person uses for a company: without "Inc."/"plc", a leading acronym ("MGM")."""
+def short_name(entity: str) -> str:
+    """What people call a company: without legal suffixes and a leading article ("The Coca-Cola
+    Company" → "Coca-Cola", "Best Buy Co., Inc." → "Best Buy")."""
     short = entity
     while True:
-        stripped = _LEGAL_SUFFIX.sub("", short).strip(" ,")
+        stripped = _LEGAL_SUFFIX.sub("", short).strip(" ,&")
         if stripped == short or not stripped:
             break
         short = stripped
+    words = short.split()
+    if len(words) > 1 and words[0].lower() in ("the", "a", "an"):
+        short = " ".join(words[1:])
+    return short
+
+
+def entity_aliases(entity: str) -> list[str]:
+    """Names a person uses for a company: its short name, a leading acronym ("MGM"), "and"
+    for "&" and the "J&J" initials."""
+    short = short_name(entity)
     aliases = [short] if short != entity else []
     first = short.split()[0] if short.split() else ""
-    if first.isupper() and 2 <= len(first) <= _ACRONYM_MAX and first != short:
+    letters = re.sub(r"[^A-Za-z0-9]", "", first)
+    if (
+        first.isupper()
+        and 2 <= len(letters) <= _ACRONYM_MAX
+        and first != short
+        and letters.lower() not in FUNCTION_WORDS
+    ):
         aliases.append(first)  # "MGM" of "MGM Resorts International"
     if "&" in short:
         aliases.append(short.replace("&", "and"))
@@ -192,6 +265,16 @@ def entity_aliases(entity: str) -> list[str]:
             aliases.append(f"{initials[0]}&{initials[1:]}")
             aliases.append(f"{initials[0]}n{initials[1:]}")  # "J&J" is written "JnJ" too
     return list(dict.fromkeys(a for a in aliases if a))
+
+
+def cover_ticker(text: str) -> str | None:
+    """The first symbol of a cover's "Trading Symbol(s)" table: the common stock's ("Common
+    Stock, $0.10 par value BBY New York Stock Exchange"); notes ("VZ24B") are not tickers."""
+    if not (match := _TRADING_SYMBOL.search(text)):
+        return None
+    table = text[max(0, match.start() - 400) : match.end() + 600]
+    found = _COVER_TICKER.search(table)
+    return found.group(1) if found else None
 
 
 _FILE_QUARTER = re.compile(  # "2023Q2", "Q2_2023"
@@ -205,6 +288,7 @@ _FILE_KIND = re.compile(
     r"|(earnings)|(annual[\s_-]*report)|(manual|guide)",
     re.I,
 )
+_FILE_WORD = re.compile(r"[A-Za-z][A-Za-z&.]{1,}")
 
 
 def identity_from_file_name(path: str) -> Identity:
@@ -233,11 +317,16 @@ def identity_from_file_name(path: str) -> Identity:
         if years:
             card["fiscal_year"] = years[0]
             card["sources"]["fiscal_year"] = "file name"
+    if card.get("kind") in FILING_KINDS:  # "COMPANY_2023_10K": the company comes first
+        first = re.split(r"[\s_-]+", stem)[0]
+        if _FILE_WORD.fullmatch(first) and not _FILE_KIND.fullmatch(first):
+            card["filed_as"] = first
+            card["sources"]["filed_as"] = "file name"
     return card
 
 
 def identity_from_text(opening: str) -> Identity:
-    """What the first pages state: form, company, fiscal year end, quarter, report date."""
+    """What the first pages state: form, company, ticker, fiscal year end, quarter, date."""
     card = Identity(sources={})
     head = opening[:6000]
     squashed = _squash(head)
@@ -255,56 +344,67 @@ def identity_from_text(opening: str) -> Identity:
         put("kind", "annual report")
     elif _MANUAL.search(text[:400]):
         put("kind", "user manual")
-    if entity := _registrant(text):
+    if entity := registrant(text):
         put("entity", entity)
-    if ticker := _TICKER.search(text[:3000]):
-        card["aliases"] = [ticker.group(1)]
+    ticker = _PRESS_TICKER.search(text[:3000])
+    symbol = ticker.group(1) if ticker else cover_ticker(text)
+    if symbol:
+        put("tickers", [symbol])
     periodic = card.get("kind") in (*PERIODIC_KINDS, None)
     if periodic and (m := _FY_ENDED.search(squashed)):
         end = _make_date(m.group(3), m.group(1), m.group(2))
         if end is not None:
             put("period_end", end.isoformat())
-            put("fiscal_year", end.year)
+            put("fiscal_year", fiscal_year_ending(end))
     if m := _QUARTER_ENDED.search(squashed):
         if end := _make_date(m.group(3), m.group(1), m.group(2)):
             put("period_end", end.isoformat())
-        spans = [_QUARTER_WORDS[x.group(1).lower()] for x in _MONTHS_ENDED.finditer(text)]
+        spans = [QUARTER_WORDS[x.group(1).lower()] for x in _MONTHS_ENDED.finditer(text)]
         if spans:
             put("fiscal_quarter", max(spans))
     reported = _REPORT_DATE.search(squashed)
     if reported and (day := _make_date(reported.group(3), reported.group(1), reported.group(2))):
         put("date", day.isoformat())
     if card.get("kind") == "earnings release":
-        lead = text[:1500]
-        if "entity" not in card and (m := _ANNOUNCER.search(lead[:600])):
-            put("entity", _display_case(m.group(1)))
-        if m := _Q_FY.search(lead):
-            put("fiscal_quarter", int(m.group(1)))
-            put("fiscal_year", _year(m.group(2)))
-        else:
-            if m := _ORDINAL_QUARTER.search(lead):
-                put("fiscal_quarter", _QUARTER_WORDS[m.group(1).lower()])
-            years = [_year(y) for y in _FISCAL_YEAR.findall(lead[:400])]
-            full_year = re.search(r"\b(?:full|fiscal)\s+year\s+((?:19|20)\d\d)\b", lead, re.I)
-            if years:
-                put("fiscal_year", years[0])
-            elif full_year:
-                put("fiscal_year", int(full_year.group(1)))
-        dates = find_dates(lead)
-        if dates:
-            put("date", dates[0].isoformat())
+        _read_release(text[:1500], card, put)
     return card
 
 
+def _read_release(lead: str, card: Identity, put: Any) -> None:
+    """An earnings release's headline and lead: who reports, which quarter and fiscal year
+    (as the company names it: "Fourth Quarter Fiscal 2022"), the period's end and the date."""
+    if "entity" not in card and (m := _ANNOUNCER.search(lead[:600])):
+        put("entity", _display_case(m.group(1)))
+    if m := _Q_FY.search(lead):
+        put("fiscal_quarter", int(m.group(1)))
+        put("fiscal_year", year_number(m.group(2)))
+    else:
+        if m := _ORDINAL_QUARTER.search(lead):
+            put("fiscal_quarter", QUARTER_WORDS[m.group(1).lower()])
+        years = [year_number(y) for y in _FISCAL_YEAR.findall(lead[:400])]
+        full_year = re.search(r"\b(?:full|fiscal)\s+year\s+((?:19|20)\d\d)\b", lead, re.I)
+        if years:
+            put("fiscal_year", years[0])
+        elif full_year:
+            put("fiscal_year", int(full_year.group(1)))
+    ended = _LEAD_ENDED.search(lead)
+    if ended and (end := _make_date(ended.group(3), ended.group(1), ended.group(2))):
+        put("period_end", end.isoformat())
+    dates = find_dates(lead)
+    if dates:
+        put("date", dates[0].isoformat())
+
+
 def merge_cards(*cards: Mapping[str, Any]) -> Identity:
-    """Earlier cards win field by field (user > text > file name > ...)."""
+    """Earlier cards win field by field (user > text > file name > ...); names and tickers
+    are pooled."""
     merged: dict[str, Any] = {"sources": {}}
     for card in cards:
         for key, value in card.items():
             if key == "sources" or value in (None, "", []):
                 continue
-            if key == "aliases":
-                merged["aliases"] = list(dict.fromkeys([*merged.get("aliases", []), *value]))
+            if key in ("aliases", "tickers"):
+                merged[key] = list(dict.fromkeys([*merged.get(key, []), *value]))
                 continue
             if key not in merged:
                 merged[key] = value
@@ -329,7 +429,7 @@ def user_card(values: Mapping[str, Any]) -> Identity:
                 raise ValueError(
                     f"identity field {key!r} must be a whole number, not {value!r}"
                 ) from None
-        elif key == "aliases":
+        elif key in ("aliases", "tickers"):
             value = [str(v) for v in value] if isinstance(value, list) else str(value).split(",")
         else:
             value = str(value)
@@ -362,7 +462,8 @@ def label(card: Mapping[str, Any], title: str = "") -> str | None:
     kind = card.get("kind")
     if kind in (None, "user manual"):
         return None
-    entity = (card.get("aliases") or [card.get("entity")])[0] or ""
+    names = [*(card.get("aliases") or []), card.get("entity"), *(card.get("tickers") or [])]
+    entity = next((str(n) for n in names if n), "")
     parts = [entity, kind]
     if card.get("fiscal_quarter") and card.get("fiscal_year"):
         parts.append(f"Q{card['fiscal_quarter']} FY{card['fiscal_year']}")
@@ -374,281 +475,241 @@ def label(card: Mapping[str, Any], title: str = "") -> str | None:
     return text or None
 
 
-# ------------------------------------------------------------------ names, normalised
-
-_common = {"wi-fi", "wifi", "usb", "5g", "4g", "3g", "4k", "8k", "2k", "hd", "mp3", "mp4",
-           "1st", "2nd", "3rd", "4th", "lte", "q1", "q2", "q3", "q4", "h1", "h2"}  # fmt: skip
-_period_token = re.compile(r"^(fy\d{2,4}|q[1-4]|h[12]|\d{1,2}[kq]|(19|20)\d\d|\d+(st|nd|rd|th))$")
+_ACCESSION = re.compile(r"^\d{10}-\d{2}-\d{6}$")  # an SEC filing's id: 0000764478-23-000006
 
 
-def name_tokens(text: str) -> list[str]:
-    """Lowercase tokens where "plus" joins the previous token as "+" ("S9 Plus" → s9+)."""
-    out: list[str] = []
-    for token in tokens(text):
-        if token == "plus" and out and not out[-1].endswith("+"):
-            out[-1] += "+"
-        else:
-            out.append(token)
+def is_identifier(title: str) -> bool:
+    """A title no person would recognise: an SEC accession number."""
+    return bool(_ACCESSION.match(title.strip()))
+
+
+# ------------------------------------------------------------------ the card, read back
+
+
+@dataclass(frozen=True)
+class DocumentCard:
+    """One stored document's identity, typed, as question resolution reads it.
+
+    A manual's ``product_model`` ("Galaxy Note 10+") and a filing's ``filing_label`` ("Best
+    Buy 10-K FY2023") are different things: the first is what a question names, the second
+    is how a filing is shown and signed (the CNM's model of its chunks)."""
+
+    doc_id: str
+    title: str = ""
+    kind: str | None = None
+    product_model: str | None = None
+    entity: str | None = None
+    names: tuple[str, ...] = ()  # the company's names, compared without case: "Best Buy"
+    acronyms: tuple[str, ...] = ()  # tickers and acronyms, written in capitals: "BBY", "MGM"
+    fiscal_year: int | None = None  # the year as the filing names it
+    fiscal_quarter: int | None = None
+    period_end: date | None = None
+    day: date | None = None  # the report's or event's date (8-K, press release)
+    # the company word of the file name; it ties a filing to its company's other filings
+    # ("BBY_2023Q4_EARNINGS.pdf" to the 10-K whose ticker is BBY) and names it when it fits
+    filed_as: str | None = None
+
+    @property
+    def is_filing(self) -> bool:
+        return self.kind in FILING_KINDS
+
+    @property
+    def covers_whole_year(self) -> bool:
+        """An annual report, or a fourth-quarter release with the full year's figures."""
+        return self.is_filing and self.kind != "8-K" and self.fiscal_quarter in (None, 4)
+
+    @property
+    def year_by_end(self) -> int | None:
+        """The fiscal year named by the calendar year it ends in, when that differs from the
+        filing's own name (Ulta's "fiscal 2022" ends January 28, 2023: FY2023 to many)."""
+        if self.period_end is None or not self.covers_whole_year:
+            return None
+        return self.period_end.year if self.period_end.year != self.fiscal_year else None
+
+    @property
+    def filing_label(self) -> str | None:
+        """ "Best Buy 10-K FY2023", "Amcor 10-Q Q2 FY2023"; None for a manual."""
+        if not self.is_filing and self.kind != "annual report":
+            return None
+        name = (
+            short_name(self.entity) if self.entity
+            else short_name(self.names[0]) if self.names
+            else self.acronyms[0] if self.acronyms
+            else ""
+        )  # fmt: skip
+        parts = [name, str(self.kind)]
+        if self.fiscal_quarter and self.fiscal_year:
+            parts.append(f"Q{self.fiscal_quarter} FY{self.fiscal_year}")
+        elif self.fiscal_year:
+            parts.append(f"FY{self.fiscal_year}")
+        elif self.day:
+            parts.append(self.day.isoformat())
+        return " ".join(p for p in parts if p)
+
+    @property
+    def display_title(self) -> str:
+        """The title a person recognises: the stored one, unless it is a filing system's id."""
+        if self.title and not is_identifier(self.title):
+            return self.title
+        return self.filing_label or self.title
+
+
+def _iso(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_acronym(name: str) -> bool:
+    """ "BBY", "MGM", "J&J", "3M": short and written in capitals (compared as written)."""
+    letters = re.sub(r"[^A-Za-z0-9]", "", name)
+    return 1 <= len(letters) <= 5 and name == name.upper() and any(c.isalpha() for c in name)
+
+
+def card_from_stored(
+    doc_id: str, identity: Mapping[str, Any], title: str = "", profile_model: str | None = None
+) -> DocumentCard:
+    """A stored card, typed. A document that is not a filing is named by its product model:
+    the card's, else the profile's, else its title. Cards stored before tickers had their own
+    field kept them among the aliases; capitals tell them apart."""
+    kind = identity.get("kind") or None
+    model = identity.get("model")
+    if kind is None or kind == "user manual":
+        model = model or profile_model or title or None
+    entity = identity.get("entity")
+    written = [entity, *(identity.get("aliases") or []), *(identity.get("tickers") or [])]
+    names = [str(n) for n in written if n and not _is_acronym(str(n))]
+    acronyms = [str(n) for n in written if n and _is_acronym(str(n))]
+    filed_as = str(identity.get("filed_as") or "") or None
+    if filed_as and _filed_as_fits(filed_as, written):
+        names.append(filed_as)  # "ADOBE" of ADOBE_2015_10K.pdf and "Adobe Inc.": a name
+    return DocumentCard(
+        doc_id=doc_id,
+        title=title,
+        kind=kind,
+        product_model=str(model) if model else None,
+        entity=str(entity) if entity else None,
+        names=tuple(dict.fromkeys(names)),
+        acronyms=tuple(dict.fromkeys(acronyms)),
+        fiscal_year=_int(identity.get("fiscal_year")),
+        fiscal_quarter=_int(identity.get("fiscal_quarter")),
+        period_end=_iso(identity.get("period_end")),
+        day=_iso(identity.get("date")),
+        filed_as=filed_as if kind in FILING_KINDS else None,
+    )
+
+
+def compact(name: str) -> str:
+    """A name without case, spaces or punctuation: "Best Buy Co." → "bestbuyco"."""
+    return re.sub(r"[^a-z0-9&]", "", name.lower())
+
+
+def _filed_as_fits(filed_as: str, written: Iterable[Any]) -> bool:
+    """A file name's company word is a name of the document's company when it starts one of
+    the names the text gave ("ADOBE" of "Adobe Systems Incorporated") or is its ticker."""
+    word = compact(filed_as)
+    return len(word) >= 2 and any(
+        n and (compact(str(n)).startswith(word) or compact(str(n)) == word) for n in written
+    )
+
+
+def same_company_groups(cards: list[DocumentCard]) -> list[list[int]]:
+    """Cards of one company, by what they share: a name or a ticker. The 2015 10-K of "Adobe
+    Systems Incorporated" and the 2022 10-K of "Adobe Inc." share their file's "ADOBE"; an
+    earnings release that gave only "(NYSE: BBY)" shares the 10-K's ticker."""
+    parent = list(range(len(cards)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for number, card in enumerate(cards):
+        if not card.is_filing and card.kind != "annual report":
+            continue  # products are told apart by their models, not their brand
+        keys = {compact(n) for n in (*card.names, *card.acronyms)}
+        if card.filed_as:
+            keys.add(compact(card.filed_as))
+        for key in keys:
+            if len(key) < 2:
+                continue
+            if key in owner:
+                parent[root(number)] = root(owner[key])
+            else:
+                owner[key] = number
+    groups: dict[int, list[int]] = {}
+    for number in range(len(cards)):
+        groups.setdefault(root(number), []).append(number)
+    return list(groups.values())
+
+
+def _with_company_names(cards: list[DocumentCard]) -> list[DocumentCard]:
+    """Each filing with every name and ticker its company goes by in the collection."""
+    out = list(cards)
+    for group in same_company_groups(cards):
+        if len(group) < 2:
+            continue
+        names = tuple(dict.fromkeys(n for i in group for n in cards[i].names))
+        acronyms = tuple(dict.fromkeys(a for i in group for a in cards[i].acronyms))
+        for i in group:
+            own = cards[i]
+            out[i] = replace(
+                own,
+                names=tuple(dict.fromkeys((*own.names, *names))),
+                acronyms=tuple(dict.fromkeys((*own.acronyms, *acronyms))),
+            )
     return out
 
 
-def name_keys(name: str) -> dict[str, bool]:
-    """Compact forms a person may write for a name, each with whether it ends the name.
-
-    Every run of consecutive tokens that carries a digit, or has two tokens or more, is a
-    key written without spaces: "Galaxy Note 10+" → galaxynote10+, note10+, galaxynote, ...
-    A key that ends where the name ends is complete: "galaxys7" is complete for "Galaxy S7"
-    but not for "Galaxy S7 Edge", so a question about the S7 prefers the S7.
-    """
-    parts = name_tokens(name)
-    keys: dict[str, bool] = {}
-    for start in range(len(parts)):
-        for end in range(start + 1, len(parts) + 1):
-            run = parts[start:end]
-            key = "".join(run)
-            has_digit = any(ch.isdigit() for ch in key)
-            has_letter = any(ch.isalpha() for ch in key)
-            if not has_letter or key in _common or (not has_digit and len(run) < 2):
-                continue
-            complete = end == len(parts)
-            keys[key] = keys.get(key, False) or complete
-    return keys
-
-
-def question_keys(question: str, longest: int = 6) -> set[str]:
-    """Every run of up to ``longest`` consecutive question tokens, without spaces."""
-    parts = name_tokens(question)
-    return {
-        "".join(parts[i:j])
-        for i in range(len(parts))
-        for j in range(i + 1, min(len(parts), i + longest) + 1)
-    }
-
-
-def entity_keys(card: Mapping[str, Any]) -> set[str]:
-    """Compact names of a card's entity; single words count here (they are proper names)."""
-    names = [card.get("entity"), *(card.get("aliases") or [])]
-    keys = set()
-    for name in names:
-        if name:
-            key = "".join(name_tokens(str(name)))
-            if len(key) >= 2:
-                keys.add(key)
-    return keys
-
-
-# ------------------------------------------------------------------ reading a question
-
-_Q_QUARTER_FY = re.compile(
-    r"\b(?:Q([1-4])|(first|second|third|fourth)\s+quarter)\s*(?:of\s+|,\s*)?(?:the\s+)?"
-    r"(?:fiscal\s+(?:year\s+)?|FY\s*'?)((?:19|20)?\d\d)\b",
-    re.I,
-)
-_Q_HALF_FY = re.compile(
-    r"\b(H[12]|first half|second half)\s*(?:of\s+)?" + _FISCAL + r"((?:19|20)?\d\d)\b", re.I
-)
-_Q_FY_ONLY = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s*'?)((?:19|20)\d\d|\d\d)\b", re.I)
-_Q_KIND = {
-    "10-K": re.compile(r"\b10-?k\b|\bannual (?:report|filing)\b", re.I),
-    "10-Q": re.compile(r"\b10-?q\b|\bquarterly (?:report|filing)\b", re.I),
-    "8-K": re.compile(r"\b8-?k\b|\bcurrent report\b", re.I),
-    "earnings release": re.compile(r"\bearnings (?:release|report|call)\b|\bpress release\b", re.I),
-}
-
-
-@dataclass(frozen=True)
-class Period:
-    fiscal_year: int | None = None
-    fiscal_quarter: int | None = None
-    day: date | None = None
-
-
-@dataclass(frozen=True)
-class QuestionFacts:
-    periods: list[Period] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)
-
-
-def read_question(question: str) -> QuestionFacts:
-    """Periods and document kinds a question names; no LLM."""
-    periods: list[Period] = []
-    covered: list[tuple[int, int]] = []
-    for m in _Q_QUARTER_FY.finditer(question):
-        quarter = int(m.group(1)) if m.group(1) else _QUARTER_WORDS[m.group(2).lower()]
-        periods.append(Period(_year(m.group(3)), quarter))
-        covered.append(m.span())
-    for m in _Q_HALF_FY.finditer(question):
-        half = m.group(1).lower()
-        periods.append(Period(_year(m.group(2)), 2 if half in ("h1", "first half") else 4))
-        covered.append(m.span())
-    for m in _Q_FY_ONLY.finditer(question):
-        if not any(a <= m.start() < b for a, b in covered):
-            periods.append(Period(_year(m.group(1))))
-    for day in find_dates(question):
-        periods.append(Period(day=day))
-    kinds = [kind for kind, pattern in _Q_KIND.items() if pattern.search(question)]
-    return QuestionFacts(periods=periods, kinds=kinds)
-
-
-# ------------------------------------------------------------------ resolving
-
-
-@dataclass(frozen=True)
-class Resolution:
-    doc_ids: list[str]  # the documents the question is about ([] = no restriction)
-    named: str | None  # what the question named, for notes: "Galaxy Note 10+", "Amcor FY2023"
-    unknown: str | None  # a model or period the question names that no document has
-    # documents that also cover what the question names, but are not its reference: the Q4
-    # earnings release next to the fiscal year's 10-K; retrieval weighs them less
-    secondary: list[str] = field(default_factory=list)
-
-
-def annual_first(
-    doc_ids: list[str], cards: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], list[str]]:
-    """(reference, secondary): a fiscal year's reference is its annual report; an earnings
-    release or quarterly report covering the same year stays a candidate, weighed less."""
-    annual = [d for d in doc_ids if cards[d].get("kind") in ANNUAL_KINDS]
-    if not annual:
-        return doc_ids, []
-    return annual, [d for d in doc_ids if d not in annual]
-
-
-def _fiscal_year_end(cards: Iterable[Mapping[str, Any]]) -> tuple[int, int] | None:
-    """(month, day) an entity's fiscal year ends, from one of its annual reports."""
+def _fiscal_year_end(cards: Iterable[DocumentCard]) -> tuple[int, int] | None:
+    """(month, day) a company's fiscal year ends, from one of its annual reports."""
     for card in cards:
-        if card.get("kind") in ("10-K", "annual report", "20-F") and card.get("period_end"):
-            end = date.fromisoformat(str(card["period_end"]))
-            return end.month, end.day
+        if card.kind in ANNUAL_KINDS and card.period_end:
+            return card.period_end.month, card.period_end.day
     return None
 
 
-def complete_periods(cards: Mapping[str, dict[str, Any]]) -> None:
-    """Give quarterly documents their fiscal year from a sibling annual report of the same
-    entity: Amcor's fiscal year ends June 30, so the quarter ended December 31, 2022 is Q2 of
-    FY2023. Without a sibling, the calendar year of the period end is used."""
-    by_entity: dict[str, list[dict[str, Any]]] = {}
-    for card in cards.values():
-        if card.get("entity"):
-            by_entity.setdefault(str(card["entity"]).lower(), []).append(card)
-    for card in cards.values():
-        if card.get("fiscal_year") or not card.get("period_end"):
-            continue
-        end = date.fromisoformat(str(card["period_end"]))
-        year_end = _fiscal_year_end(by_entity.get(str(card.get("entity", "")).lower(), []))
-        if year_end is None:
-            card["fiscal_year"] = end.year
-            continue
-        month, day = year_end
-        past_year_end = (end.month, end.day) > (month, day) and not (
-            end.month == month and end.day - day < 8
-        )
-        card["fiscal_year"] = end.year + 1 if past_year_end else end.year
-        if not card.get("fiscal_quarter"):
-            months = (end.month - month) % 12 or 12
-            card["fiscal_quarter"] = max(1, min(4, round(months / 3)))
+def _with_complete_periods(cards: list[DocumentCard]) -> list[DocumentCard]:
+    """Quarterly documents get their fiscal year from a sibling annual report of the same
+    company: Amcor's fiscal year ends June 30, so the quarter ended December 31, 2022 is Q2
+    of FY2023. Without a sibling, the year is the one its period end closes."""
+    out = list(cards)
+    for group in same_company_groups(cards):
+        year_end = _fiscal_year_end(cards[i] for i in group)
+        for i in group:
+            card = cards[i]
+            if card.fiscal_year or not card.period_end:
+                continue
+            end = card.period_end
+            if year_end is None:
+                out[i] = replace(card, fiscal_year=fiscal_year_ending(end))
+                continue
+            month, day = year_end
+            past_year_end = (end.month, end.day) > (month, day) and not (
+                end.month == month and end.day - day < 8
+            )
+            quarter = card.fiscal_quarter
+            if not quarter:
+                months = (end.month - month) % 12 or 12
+                quarter = max(1, min(4, round(months / 3)))
+            out[i] = replace(
+                card, fiscal_year=end.year + 1 if past_year_end else end.year,
+                fiscal_quarter=quarter,
+            )  # fmt: skip
+    return out
 
 
-def _period_matches(card: Mapping[str, Any], period: Period) -> bool:
-    if period.day is not None:
-        for key in ("period_end", "date"):
-            if card.get(key):
-                gap = abs((date.fromisoformat(str(card[key])) - period.day).days)
-                if gap <= 7:
-                    return True
-        return False
-    if card.get("fiscal_year") != period.fiscal_year:
-        return False
-    quarter = card.get("fiscal_quarter")
-    if period.fiscal_quarter is None:  # a year: documents that cover the whole year
-        return quarter in (None, 4) and card.get("kind") != "8-K"
-    return quarter == period.fiscal_quarter
-
-
-def _describe(period: Period) -> str:
-    if period.day is not None:
-        return period.day.isoformat()
-    if period.fiscal_quarter:
-        return f"Q{period.fiscal_quarter} FY{period.fiscal_year}"
-    return f"FY{period.fiscal_year}"
-
-
-def resolve(question: str, cards: Mapping[str, Mapping[str, Any]]) -> Resolution:
-    """The documents a question is about: its product model, else its entity, narrowed by
-    the period and kind it names. A named period that no candidate covers is reported."""
-    asked = question_keys(question)
-    # products: the longest model name the question writes, a complete name first
-    best: tuple[bool, int] = (False, 0)
-    by_model: list[str] = []
-    model_name: str | None = None
-    for doc_id, card in cards.items():
-        model = card.get("model")
-        if not model:
-            continue
-        for key, complete in name_keys(str(model)).items():
-            if key in asked:
-                score = (complete, len(key))  # "S10" names the S10, not the S10 Lite
-                if score > best:
-                    best, by_model, model_name = score, [doc_id], str(model)
-                elif score == best and doc_id not in by_model:
-                    by_model.append(doc_id)
-    by_entity = [doc_id for doc_id, card in cards.items() if entity_keys(card) & asked]
-    candidates = by_model or by_entity
-    named = model_name if by_model else None
-    if by_entity and not by_model:
-        entity_card = cards[by_entity[0]]
-        named = str((entity_card.get("aliases") or [entity_card.get("entity")])[0])
-    pool = candidates or list(cards)
-    facts = read_question(question)
-    unknown = None
-    secondary: list[str] = []
-    if facts.periods:
-        # a comparison names several periods; the latest one is the report that holds all
-        ordered = sorted(
-            facts.periods,
-            key=lambda p: (p.day or date(p.fiscal_year or 1, 1, 1), p.fiscal_quarter or 5),
-        )
-        for period in reversed(ordered):
-            matching = [d for d in pool if _period_matches(cards[d], period)]
-            if matching:
-                pool, candidates = matching, matching
-                if period.day is None and period.fiscal_quarter is None:
-                    candidates, secondary = annual_first(matching, cards)
-                named = f"{named or ''} {_describe(period)}".strip()
-                break
-        else:
-            if any(cards[d].get("fiscal_year") or cards[d].get("date") for d in pool):
-                unknown = _describe(ordered[-1])
-    elif len(candidates) > 1 and all(cards[d].get("kind") in FILING_KINDS for d in candidates):
-        # a company's filings and no period named: the question is about the company now,
-        # as its latest annual report describes it; later periodic reports weigh less
-        candidates, secondary, latest = _latest_filings(candidates, cards)
-        if latest:
-            named = f"{named or ''} FY{latest} (latest)".strip()
-    if facts.kinds and candidates:
-        of_kind = [d for d in candidates + secondary if cards[d].get("kind") in facts.kinds]
-        if of_kind:
-            candidates, secondary = of_kind, []
-            named = f"{named or ''} {facts.kinds[0]}".strip()
-    return Resolution(doc_ids=candidates, named=named, unknown=unknown, secondary=secondary)
-
-
-def _latest_filings(
-    doc_ids: list[str], cards: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], list[str], int]:
-    """(reference, secondary, fiscal year) for a question that names no period: the latest
-    annual report, and the periodic reports of that year or later; without an annual report,
-    every filing of the latest fiscal year."""
-    year_of = {d: int(cards[d].get("fiscal_year") or 0) for d in doc_ids}
-    annual = [d for d in doc_ids if cards[d].get("kind") in ANNUAL_KINDS and year_of[d]]
-    if not annual:
-        latest = max(year_of.values())
-        return ([d for d in doc_ids if year_of[d] == latest] if latest else doc_ids), [], latest
-    latest = max(year_of[d] for d in annual)
-    reference = [d for d in annual if year_of[d] == latest]
-    later = [
-        d
-        for d in doc_ids
-        if d not in reference and cards[d].get("kind") in PERIODIC_KINDS and year_of[d] >= latest
-    ]
-    return reference, later, latest
+def read_cards(cards: Iterable[DocumentCard]) -> list[DocumentCard]:
+    """A collection's cards as resolution reads them: each filing with all names its company
+    goes by there, and quarterly periods completed from the company's annual reports."""
+    return _with_complete_periods(_with_company_names(list(cards)))

@@ -29,7 +29,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError
 
 from chop.documents import Problem, SourceDocument, Span, make_document
-from chop.identity import user_card
+from chop.identity import is_identifier, user_card
 from chop.pdf_layout import (
     Heading,
     PdfPage,
@@ -772,6 +772,7 @@ _JUNK_TITLES = frozenset(
 )
 _JUNK_TITLE_PREFIX = re.compile(
     r"^(?:microsoft (?:word|powerpoint|excel)|untitled)\b|"
+    r"^united states securities and exchange commission$|"  # the regulator's heading
     r"\.(?:docx?|pdf|pptx?|xlsx?|rtf|odt|indd|qxd|tex|dvi|tmp|txt|html?)$",
     re.IGNORECASE,
 )
@@ -841,8 +842,8 @@ def _pdf_title(reader: PdfReader) -> str:
     title = " ".join(_clean_chars(raw).split())
     if not re.search(r"\w", title) or title.lower() in _JUNK_TITLES:
         return ""
-    if _JUNK_TITLE_PREFIX.search(title):
-        return ""
+    if _JUNK_TITLE_PREFIX.search(title) or is_identifier(title):
+        return ""  # an SEC accession number ("0000764478-23-000006") names no document
     return title
 
 

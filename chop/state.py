@@ -32,6 +32,7 @@ from typing_extensions import TypedDict
 from chop.cnm import CNM
 from chop.documents import InvalidInput, Problem, SourceDocument
 from chop.profile import DocumentProfile
+from chop.question import ResolutionState
 
 
 def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -220,6 +221,9 @@ class AnswerState(TypedDict, total=False):
     question_unknown: str | None  # what the question names that no source is about
     question_category: str | None
     question_documents: list[str]
+    # which documents the question means, primary vs secondary, and what it names that no
+    # document covers (chop.question.Resolution)
+    question_resolution: ResolutionState
     retrieval_note: str
     sources: list[Source]
     answer: str

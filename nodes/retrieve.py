@@ -16,6 +16,7 @@ from chop.answering import sources_about
 from chop.config import Context
 from chop.models import get_embedder
 from chop.query import clean_question
+from chop.question import resolution_state
 from chop.retrieval import retrieve_for_question
 from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
@@ -60,6 +61,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "question_unknown": unknown,
         "question_category": found.question.category,
         "question_documents": found.documents,
+        "question_resolution": resolution_state(found.resolution),
         "retrieval_note": found.note,
         "stats": {"retrieve_seconds": search_seconds},
     }

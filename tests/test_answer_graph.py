@@ -7,7 +7,7 @@ import json
 from chop.api import ask, ingest
 from chop.config import Context
 from chop.documents import make_document
-from chop.query import match_question
+from chop.question import match_question
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
 
 from chop.identity import (
-    complete_periods,
+    DocumentCard,
+    card_from_stored,
+    cover_ticker,
     entity_aliases,
     identity_from_file_name,
     identity_from_text,
+    is_identifier,
     label,
     merge_cards,
-    read_question,
-    resolve,
+    read_cards,
+    registrant,
     user_card,
 )
 
@@ -52,9 +53,9 @@ def test_a_10q_cover_gives_the_quarter_and_a_sibling_annual_report_the_fiscal_ye
         {"kind": "10-K", "entity": "Zenith Packaging PLC", "period_end": "2022-06-30",
          "fiscal_year": 2022}
     )  # fmt: skip
-    cards = {"q": dict(quarterly), "k": dict(annual)}
-    complete_periods(cards)
-    assert cards["q"]["fiscal_year"] == 2023  # the year that ends June 30, 2023
+    read = read_cards([card_from_stored("q", quarterly), card_from_stored("k", annual)])
+    assert read[0].fiscal_year == 2023  # the year that ends June 30, 2023
+    assert read[0].filing_label == "Zenith Packaging 10-Q Q2 FY2023"
 
 
 def test_an_8k_and_a_press_release_are_dated_and_named() -> None:
@@ -63,7 +64,7 @@ def test_an_8k_and_a_press_release_are_dated_and_named() -> None:
     release = merge_cards(identity_from_text(PRESS_RELEASE))
     assert release["kind"] == "earnings release"
     assert (release["fiscal_year"], release["fiscal_quarter"]) == (2023, 4)
-    assert "ACW" in release["aliases"]
+    assert release["tickers"] == ["ACW"], "a ticker has its own field, apart from names"
 
 
 def test_file_names_carry_period_and_form() -> None:
@@ -86,75 +87,131 @@ def test_company_aliases_are_what_people_write() -> None:
     assert {"J&J", "JnJ"} <= set(entity_aliases("Johnson & Johnson"))
 
 
-def test_questions_name_periods_in_many_ways() -> None:
-    periods = read_question("Change between FY2021 and fiscal 2022, and in Q2 of FY2023?").periods
-    assert {(p.fiscal_year, p.fiscal_quarter) for p in periods} == {
-        (2021, None), (2022, None), (2023, 2)
-    }  # fmt: skip
-    assert read_question("as of May 26, 2023").periods[0].day == date(2023, 5, 26)
-    assert read_question("the 8k dated 1st July 2022").periods[0].day == date(2022, 7, 1)
-    assert read_question("H1 FY23 cash").periods[0].fiscal_quarter == 2
-    assert read_question("in its latest 10-Q").kinds == ["10-Q"]
+# ------------------------------------------------------------------ registrant names of any shape
+# Cover pages in the style of the dev filings (Best Buy, Amcor, MGM Resorts) and the wide ones
+# (American Express, JPMorgan, Ulta Beauty, Adobe, Nike), with names of invented companies.
 
 
-MANUALS = {
-    name: {"model": name}
-    for name in ["Galaxy Note 10", "Galaxy Note 10+", "Galaxy S9", "Galaxy S9+", "Galaxy S7",
-                 "Galaxy S7 Edge", "Galaxy Tab A 10.1", "Galaxy Z Flip"]
-}  # fmt: skip
+def cover(name: str, tail: str = "") -> str:
+    return (
+        "FORM 10-K ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) For the fiscal year ended "
+        f"December 31, 2022 Commission File No. 1-7657 {name} (Exact name of registrant as "
+        f"specified in its charter) New York 13-4922250 {tail}"
+    )
 
 
-@pytest.mark.parametrize(
-    ("question", "document"),
-    [
-        ("How do I charge my Note10?", "Galaxy Note 10"),
-        ("galaxy note-10 plus battery", "Galaxy Note 10+"),
-        ("S9 Plus camera", "Galaxy S9+"),
-        ("S9 camera", "Galaxy S9"),
-        ("Galaxy S7 battery", "Galaxy S7"),
-        ("my s7 edge screen", "Galaxy S7 Edge"),
-        ("Tab A 10.1 wifi", "Galaxy Tab A 10.1"),
-        ("z flip hinge", "Galaxy Z Flip"),
-    ],
+def test_a_registrant_that_starts_with_an_article_is_not_named_the() -> None:
+    card = merge_cards(identity_from_text(cover("THE ACME WIDGET COMPANY")))
+    assert card["entity"] == "The Acme Widget Company"
+    assert card["aliases"] == ["Acme Widget"], "no 'THE' alias: it would name every question"
+
+
+def test_registrant_names_with_digits_ampersands_and_mixed_case_are_read() -> None:
+    assert registrant(cover("3M COMPANY")) == "3M Company"
+    assert registrant(cover("JPMorgan Chase & Co.")) == "JPMorgan Chase & Co."  # wide style
+    assert registrant(cover("American Express Company")) == "American Express Company"
+    assert registrant(cover("MGM R ESORTS INTERNATIONAL")) == "MGM Resorts International"  # dev
+    assert entity_aliases("JPMorgan Chase & Co.")[0] == "JPMorgan Chase"
+    assert entity_aliases("3M Company") == ["3M"]
+
+
+def test_the_commission_file_number_before_the_name_is_not_part_of_it() -> None:
+    assert registrant(cover("ACME WIDGETS CO., INC.")) == "Acme Widgets Co., Inc."
+    assert registrant("Commission file number 1-4321 ____ ZENITH PLC (Exact name of registrant")
+    assert registrant("number: 001-01011 ZENITH HEALTH CORPORATION (Exact name of Registrant") == (
+        "Zenith Health Corporation"
+    )
+
+
+TRADING_TABLE = (
+    "Securities registered pursuant to Section 12(b) of the Act: Title of each class Trading "
+    "Symbol(s) Name of each exchange on which registered Common Stock, par value $0.10 ZNT New "
+    "York Stock Exchange 1.625% Notes due 2024 ZNT24B New York Stock Exchange"
 )
-def test_model_names_match_however_they_are_written(question: str, document: str) -> None:
-    assert resolve(question, MANUALS).doc_ids == [document]
 
 
-FILINGS = {
-    f"acme-{year}": {"kind": "10-K", "entity": "Acme Widgets Co., Inc.",
-                     "aliases": ["Acme Widgets"], "fiscal_year": year}
-    for year in (2021, 2022, 2023)
-} | {
-    "acme-q": {"kind": "10-Q", "entity": "Acme Widgets Co., Inc.", "aliases": ["Acme Widgets"],
-               "fiscal_year": 2024, "fiscal_quarter": 2},
-    "zenith-2022": {"kind": "10-K", "entity": "Zenith Packaging PLC", "aliases": ["Zenith"],
-                    "fiscal_year": 2022},
-}  # fmt: skip
+def test_the_cover_trading_symbol_table_gives_the_common_stock_ticker() -> None:
+    assert cover_ticker(TRADING_TABLE) == "ZNT"  # Verizon-style rows with notes after it
+    row_first = (  # Nike-style: the row comes before the column headings
+        "SECURITIES REGISTERED PURSUANT TO SECTION 12(B) OF THE ACT: Class B Common Stock ACW "
+        "New York Stock Exchange (Title of each class) (Trading symbol) (Name of each exchange)"
+    )
+    assert cover_ticker(row_first) == "ACW"
+    card = merge_cards(identity_from_text(cover("ZENITH PACKAGING PLC", TRADING_TABLE)))
+    assert card["tickers"] == ["ZNT"]
 
 
-def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
-    assert resolve("Acme Widgets revenue in FY2022?", FILINGS).doc_ids == ["acme-2022"]
-    compared = resolve("Did Acme Widgets margins grow between FY2021 and FY2023?", FILINGS)
-    assert compared.doc_ids == ["acme-2023"]  # the latest report holds both years
-    assert resolve("Acme Widgets stores in Q2 of FY2024?", FILINGS).doc_ids == ["acme-q"]
-    assert resolve("What does Zenith make?", FILINGS).doc_ids == ["zenith-2022"]
-    latest = resolve("What industry is Acme Widgets in?", FILINGS)
-    assert latest.doc_ids == ["acme-2023"], "no period named: the latest annual report"
-    assert latest.secondary == ["acme-q"], "later quarterly reports stay candidates"
+def test_a_52_53_week_year_that_ends_in_early_january_is_the_year_before() -> None:
+    early = identity_from_text(TEN_K_COVER.replace("January 30 , 2021", "January 2, 2022"))
+    assert early["fiscal_year"] == 2021, "fiscal 2021 ended January 2, 2022"
+    late = identity_from_text(TEN_K_COVER.replace("January 30 , 2021", "January 28, 2023"))
+    assert late["fiscal_year"] == 2023, "a year that ends in late January is named by its end"
 
 
-def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_release() -> None:
-    filings = FILINGS | {
-        "acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
-                         "fiscal_year": 2023, "fiscal_quarter": 4},
-    }  # fmt: skip
-    year = resolve("Did Acme Widgets grow its gross margin in FY2023?", filings)
-    assert (year.doc_ids, year.secondary) == (["acme-2023"], ["acme-2023-q4"])
-    release = resolve("What did the Acme Widgets earnings release say for FY2023?", filings)
-    assert (release.doc_ids, release.secondary) == (["acme-2023-q4"], [])
+def test_a_release_keeps_the_fiscal_year_it_names_and_the_date_its_period_ends() -> None:
+    release = identity_from_text(
+        "March 9, 2023 Lumen Beauty Announces Fourth Quarter Fiscal 2022 Results Net Sales of "
+        "$3.2 Billion BOLINGBROOK, Ill.--(BUSINESS WIRE)-- Lumen Beauty, Inc. (NASDAQ: LUMN) "
+        "today announced financial results for the thirteen-week period (“fourth quarter”) and "
+        "fifty-two-week period (“fiscal year”) ended January 28, 2023"
+    )  # Ulta-style (wide)
+    assert (release["fiscal_year"], release["fiscal_quarter"]) == (2022, 4)
+    assert release["period_end"] == "2023-01-28" and release["tickers"] == ["LUMN"]
+    assert release["entity"] == "Lumen Beauty"
+    typed = card_from_stored("r", merge_cards(release))
+    assert typed.year_by_end == 2023, "FY2023 to whoever names years by their end"
 
 
-def test_a_period_no_document_covers_is_reported() -> None:
-    resolution = resolve("Acme Widgets revenue in FY2030?", FILINGS)
-    assert resolution.unknown == "FY2030"
+def test_the_file_names_company_word_joins_the_names_when_it_fits_the_text() -> None:
+    card = merge_cards(
+        identity_from_text(cover("ACME SYSTEMS INCORPORATED")),
+        identity_from_file_name("ACME_2015_10K.pdf"),
+    )
+    assert "ACME" in card_from_stored("a", card).names
+    other = merge_cards(
+        identity_from_text(cover("ZENITH PLC")), identity_from_file_name("REPORT_2015_10K.pdf")
+    )
+    assert "REPORT" not in card_from_stored("z", other).names
+
+
+def test_filings_of_one_company_share_every_name_it_goes_by() -> None:
+    old = card_from_stored(
+        "old", {"kind": "10-K", "entity": "Acme Systems Incorporated", "filed_as": "ACME",
+                "fiscal_year": 2015}
+    )  # fmt: skip
+    new = card_from_stored(
+        "new", {"kind": "10-K", "entity": "Acme Inc.", "aliases": ["Acme"], "tickers": ["ACM"],
+                "filed_as": "ACME", "fiscal_year": 2022}
+    )  # fmt: skip
+    release = card_from_stored("q", {"kind": "earnings release", "tickers": ["ACM"]})
+    read = {c.doc_id: c for c in read_cards([old, new, release])}
+    assert "Acme" in read["old"].names and "ACM" in read["old"].acronyms
+    assert "Acme" in read["q"].names, "a release that gave only a ticker is found by name"
+
+
+def test_an_accession_number_is_never_a_documents_title() -> None:
+    assert is_identifier("0000764478-23-000006")
+    assert not is_identifier("Best Buy Reports Fourth Quarter Results")
+    card = card_from_stored(
+        "d", merge_cards(identity_from_text(TEN_K_COVER)), title="0000764478-21-000024"
+    )
+    assert card.display_title == "Acme Widgets 10-K FY2021"
+    assert DocumentCard("m", title="Galaxy S10", product_model="Galaxy S10").display_title == (
+        "Galaxy S10"
+    )
+
+
+def test_a_filing_named_only_by_its_file_is_tied_to_its_company_by_that_word() -> None:
+    release = card_from_stored("q4", {"kind": "earnings release", "filed_as": "ZNT"})
+    annual = card_from_stored(
+        "k", merge_cards(identity_from_text(cover("ZENITH PACKAGING PLC", TRADING_TABLE)))
+    )
+    assert release.names == (), "a file's word alone is no name (REPORT_2023_10K.pdf)"
+    read = {c.doc_id: c for c in read_cards([release, annual])}
+    assert "Zenith Packaging" in read["q4"].names
+
+
+def test_a_registrant_name_split_by_text_extraction_is_still_read() -> None:
+    split = "Commission File No. 1-10635 NIKO, Inc\n. (Exact name of Registran\nt as specified"
+    assert registrant(split) == "Niko, Inc."  # wide-style (a Nike cover)
+    assert label(merge_cards(identity_from_text(cover("NIKO, Inc")))) == "Niko 10-K FY2022"

@@ -242,7 +242,11 @@ def test_pdf_pages_are_kept_as_metadata(tmp_path: Path) -> None:
     assert span_texts(doc, "page") == {1: "Page one\nsecond line", 3: "Page three"}
 
 
-@pytest.mark.parametrize("junk", ["untitled", "Microsoft Word - draft.docx", "  ", "scan.pdf"])
+@pytest.mark.parametrize(
+    "junk",
+    ["untitled", "Microsoft Word - draft.docx", "  ", "scan.pdf",
+     "0000764478-23-000006", "UNITED STATES SECURITIES AND EXCHANGE COMMISSION"],
+)  # fmt: skip
 def test_pdf_junk_title_falls_back_to_file_stem(tmp_path: Path, junk: str) -> None:
     path = tmp_path / "mixer_M4.pdf"
     path.write_bytes(make_pdf(["text"], title=junk))

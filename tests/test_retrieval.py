@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from chop.config import Context
-from chop.retrieval import search_for, with_own_best, with_room_for, without_names
+from chop.identity import DocumentCard
+from chop.retrieval import search_for, with_own_best, with_room_for
 from chop.store import Hit
 
 
@@ -35,40 +36,13 @@ def test_own_best_chunks_get_the_bonus_and_replace_their_weaker_copies() -> None
     assert [(h.id, round(h.score, 2)) for h in ranked] == [(2, 0.7), (1, 0.5)]
 
 
-TV = {"kind": "user manual", "model": "Smart tv remote"}
-S10 = {"model": "S10"}
-BEST_BUY = {"entity": "Best Buy", "aliases": ["BBY"], "kind": "10-K"}
-
-
-def test_the_words_that_name_the_document_leave_the_query_with_the_brand_before_them() -> None:
-    assert without_names("[Samsung Smart TV remote] How do I mute?", [TV]) == "How do I mute?"
-    assert without_names("I have a Galaxy S10. How do I reset it?", [S10]) == (
-        "I have a How do I reset it?"
-    )
-    assert without_names("What was BBY's revenue in FY2023?", [BEST_BUY]) == (
-        "What was revenue in FY2023?"
-    )
-    assert without_names("What was Best Buy revenue?", [BEST_BUY]) == "What was revenue?"
-
-
-def test_a_capitalised_question_word_before_a_name_is_not_taken_for_its_brand() -> None:
-    assert without_names("Does S10 support wireless charging?", [S10]) == (
-        "Does support wireless charging?"
-    )
-    assert without_names("How do I reset my Samsung S10?", [S10]) == "How do I reset my"
-
-
-def test_a_word_that_is_only_part_of_a_name_stays_a_topic_word() -> None:
-    question = "[Smart TV remote] How do I pair the remote with the TV?"
-    assert without_names(question, [TV]) == "How do I pair the remote with the TV?"
-
-
-def test_a_question_that_is_only_a_name_is_kept_whole() -> None:
-    assert without_names("Galaxy S10", [S10]) == "Galaxy S10"
+TV = DocumentCard("tv", kind="user manual", product_model="Smart tv remote")
+S10 = DocumentCard("s10", product_model="S10")
+BEST_BUY = DocumentCard("bby", kind="10-K", entity="Best Buy", names=("Best Buy",))
 
 
 def test_auto_search_is_hybrid_for_filings_and_vector_for_everything_else() -> None:
-    release = {"entity": "Best Buy", "kind": "earnings release"}
+    release = DocumentCard("q4", kind="earnings release", entity="Best Buy")
     auto = Context(search="auto")
     assert search_for(auto, [BEST_BUY, release]) == "hybrid"
     assert search_for(auto, [BEST_BUY, TV]) == "vector", "a manual among them: vector"

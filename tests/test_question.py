@@ -1,0 +1,286 @@
+"""Question resolution: typed cards in, one Resolution out (chop.question).
+
+Each rule is specified on invented companies in the style of a dev filing (Best Buy, Amcor,
+MGM Resorts, CVS-like calendar years) and of a wide one (Ulta Beauty's retail year, JPMorgan's
+10-Qs, American Express, Adobe's change of name)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+
+from chop.identity import DocumentCard, card_from_stored, merge_cards, read_cards
+from chop.question import abbreviates, read_question, resolve, without_names
+
+
+def cards(**stored: dict[str, Any]) -> list[DocumentCard]:
+    """Stored cards as retrieval reads them (merged, typed, completed)."""
+    return read_cards(
+        card_from_stored(doc_id, merge_cards(card)) for doc_id, card in stored.items()
+    )
+
+
+def ten_k(entity: str, year: int, **more: Any) -> dict[str, Any]:
+    return {"kind": "10-K", "entity": entity, "fiscal_year": year, **more}
+
+
+# ------------------------------------------------------------------ products
+
+MANUALS = [
+    DocumentCard(name, product_model=name, kind="user manual")
+    for name in ["Galaxy Note 10", "Galaxy Note 10+", "Galaxy S9", "Galaxy S9+", "Galaxy S7",
+                 "Galaxy S7 Edge", "Galaxy Tab A 10.1", "Galaxy Z Flip"]
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "document"),
+    [
+        ("How do I charge my Note10?", "Galaxy Note 10"),
+        ("galaxy note-10 plus battery", "Galaxy Note 10+"),
+        ("S9 Plus camera", "Galaxy S9+"),
+        ("S9 camera", "Galaxy S9"),
+        ("Galaxy S7 battery", "Galaxy S7"),
+        ("my s7 edge screen", "Galaxy S7 Edge"),
+        ("Tab A 10.1 wifi", "Galaxy Tab A 10.1"),
+        ("z flip hinge", "Galaxy Z Flip"),
+    ],
+)
+def test_model_names_match_however_they_are_written(question: str, document: str) -> None:
+    resolution = resolve(question, MANUALS)
+    assert resolution.documents == (document,)
+    assert resolution.product_model == document and resolution.company is None
+
+
+# ------------------------------------------------------------------ periods a question names
+
+
+def test_questions_name_periods_in_many_ways() -> None:
+    periods = read_question("Change between FY2021 and fiscal 2022, and in Q2 of FY2023?").periods
+    assert {(p.fiscal_year, p.fiscal_quarter) for p in periods} == {
+        (2021, None), (2022, None), (2023, 2)
+    }  # fmt: skip
+    assert read_question("as of May 26, 2023").periods[0].day == date(2023, 5, 26)
+    assert read_question("the 8k dated 1st July 2022").periods[0].day == date(2022, 7, 1)
+    assert read_question("H1 FY23 cash").periods[0].fiscal_quarter == 2
+    assert read_question("in its latest 10-Q").kinds == ["10-Q"]
+
+
+def test_quarters_written_with_a_plain_year_are_read() -> None:
+    def quarters(text: str) -> list[tuple[int | None, int | None]]:
+        return [(p.fiscal_year, p.fiscal_quarter) for p in read_question(text).periods]
+
+    assert quarters("which segment had the lowest net revenue in 2021 Q1?") == [(2021, 1)]
+    assert quarters("did VaR fall in the second fiscal quarter of 2023?") == [(2023, 2)]
+    assert quarters("net income in Q3 2022") == [(2022, 3)]
+
+
+def test_a_bare_year_is_kept_apart_from_fiscal_periods() -> None:
+    facts = read_question("What are the geographies it operates in as of 2022?")
+    assert facts.periods == [] and facts.bare_years == [2022]
+    facts = read_question("As of FY 2021, how much did it expect to pay in 2024?")
+    assert [p.fiscal_year for p in facts.periods] == [2021] and facts.bare_years == [2024]
+    assert read_question("a $2023 million charge, 2,023 stores").bare_years == []
+
+
+# ------------------------------------------------------------------ companies
+
+ACME = {
+    f"acme-{y}": ten_k("Acme Widgets Co., Inc.", y, tickers=["ACW"]) for y in (2021, 2022, 2023)
+}
+ZENITH = {"zenith-2022": ten_k("Zenith Packaging PLC", 2022, tickers=["ZNT"])}
+THE_CO = {"lantern-2022": ten_k("The Lantern Company", 2022)}
+
+
+def test_a_company_is_named_by_its_name_short_name_or_ticker() -> None:
+    collection = cards(**ACME, **ZENITH)
+    assert resolve("Acme Widgets revenue in FY2022?", collection).documents == ("acme-2022",)
+    assert resolve("ACW revenue in FY2022?", collection).documents == ("acme-2022",)
+    assert resolve("What does Zenith Packaging make?", collection).documents == ("zenith-2022",)
+    assert resolve("ZNT's debt in FY2022", collection).company == "Zenith Packaging"
+
+
+def test_a_ticker_names_a_company_only_when_written_in_capitals() -> None:
+    collection = cards(**ZENITH, **{"hill-2022": ten_k("Hill Corp", 2022, tickers=["ALL"])})
+    assert resolve("Did ALL pay a dividend in FY2022?", collection).documents == ("hill-2022",)
+    assert resolve("Did all segments grow in FY2022?", collection).company is None
+
+
+def test_the_article_of_a_registrant_name_names_nothing() -> None:
+    collection = cards(**THE_CO, **ZENITH)
+    assert resolve("What does the company make in FY2022?", collection).company is None
+    assert resolve("THE capex in FY2022?", collection).company is None
+    assert resolve("Lantern's capex in FY2022?", collection).documents == ("lantern-2022",)
+
+
+def test_a_company_with_a_digit_in_its_name_is_found() -> None:
+    collection = cards(**{"three-2022": ten_k("3M Company", 2022)}, **ZENITH)
+    assert resolve("What was 3M's free cash flow in FY2022?", collection).documents == (
+        "three-2022",
+    )
+
+
+def test_an_abbreviation_of_the_companys_words_names_it_when_nothing_else_does() -> None:
+    assert abbreviates("AMEX", "American Express") and abbreviates("NOREX", "Nordic Express")
+    assert not abbreviates("AE", "American Express"), "too short"
+    assert not abbreviates("FCF", "First Citizens Financial"), "initials are finance acronyms"
+    collection = cards(**{"amx-2022": ten_k("Atlantic Express Company", 2022)}, **ZENITH)
+    assert resolve("Does ATEX have an improving margin as of 2022?", collection).documents == (
+        "amx-2022",
+    )
+
+
+def test_a_distinctive_first_word_names_a_company_whose_filings_change_its_name() -> None:
+    collection = cards(
+        old=ten_k("Acme Systems Incorporated", 2015),
+        new=ten_k("Zenith Packaging PLC", 2022),
+    )
+    assert resolve("What is the FY2015 cash ratio for Acme?", collection).documents == ("old",)
+    assert resolve("What is the FY2015 cash ratio?", collection).company is None
+
+
+# ------------------------------------------------------------------ periods matched to documents
+
+
+def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
+    collection = cards(
+        **ACME,
+        **ZENITH,
+        **{"acme-q": {"kind": "10-Q", "entity": "Acme Widgets Co., Inc.", "fiscal_year": 2024,
+                      "fiscal_quarter": 2}},
+    )  # fmt: skip
+    compared = resolve("Did Acme Widgets margins grow between FY2021 and FY2023?", collection)
+    assert compared.documents == ("acme-2023",)  # the latest report holds both years
+    assert resolve("Acme Widgets stores in Q2 of FY2024?", collection).documents == ("acme-q",)
+    latest = resolve("What industry is Acme Widgets in?", collection)
+    assert latest.documents == ("acme-2023",), "no period named: the latest annual report"
+    assert latest.secondary == ("acme-q",), "later quarterly reports stay candidates"
+    assert latest.label == "Acme Widgets FY2023 (latest)"
+
+
+def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_release() -> None:
+    collection = cards(
+        **ACME,
+        **{"acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
+                            "fiscal_year": 2023, "fiscal_quarter": 4}},
+    )  # fmt: skip
+    year = resolve("Did Acme Widgets grow its gross margin in FY2023?", collection)
+    assert (year.documents, year.secondary) == (("acme-2023",), ("acme-2023-q4",))
+    release = resolve("What did the Acme Widgets earnings release say for FY2023?", collection)
+    assert (release.documents, release.secondary) == (("acme-2023-q4",), ())
+
+
+def test_a_quarter_without_its_quarterly_report_is_read_in_the_annual_report() -> None:
+    collection = cards(
+        **{f"hale-{y}": ten_k("Hale Health Corporation", y) for y in (2018, 2022)}  # CVS-style
+    )
+    resolution = resolve("Did Hale Health pay dividends in Q2 of FY2022?", collection)
+    assert resolution.documents == ("hale-2022",) and resolution.unknown is None
+
+
+def test_a_year_named_by_its_end_finds_the_retail_year_that_ends_in_january() -> None:
+    release = {"kind": "earnings release", "entity": "Lumen Beauty", "tickers": ["LUMN"]}
+    collection = cards(
+        q4=release | {"fiscal_year": 2022, "fiscal_quarter": 4, "period_end": "2023-01-28"},
+        q1=release | {"fiscal_year": 2023, "fiscal_quarter": 1, "period_end": "2023-04-29"},
+    )  # Ulta-style: "Fourth Quarter Fiscal 2022" ended January 28, 2023
+    assert resolve("Lumen Beauty inventories at end of FY2023?", collection).documents == ("q4",)
+    assert resolve("Lumen Beauty sales in FY2022?", collection).documents == ("q4",)
+    assert resolve("Lumen Beauty sales in Q1 of FY2023?", collection).documents == ("q1",)
+
+
+def test_a_year_covered_only_by_quarterly_reports_resolves_to_them_and_is_not_declined() -> None:
+    quarterly = {"kind": "10-Q", "entity": "Acme Widgets Co., Inc."}
+    collection = cards(
+        **ACME,
+        **{"acme-2024q1": quarterly | {"fiscal_year": 2024, "fiscal_quarter": 1}},
+    )
+    resolution = resolve("How did Acme Widgets' margin develop in FY2024?", collection)
+    assert resolution.documents == ("acme-2024q1",) and resolution.unknown is None
+
+
+def test_a_quarter_written_with_a_plain_year_finds_its_10q() -> None:
+    quarterly = {"kind": "10-Q", "entity": "JPMorgan Chase & Co.", "tickers": ["JPM"]}
+    collection = cards(
+        q1=quarterly | {"fiscal_year": 2021, "fiscal_quarter": 1},
+        q2=quarterly | {"fiscal_year": 2022, "fiscal_quarter": 2},
+    )  # wide-style: the ticker and "2021 Q1"
+    assert resolve("Which of JPM's segments was smallest in 2021 Q1?", collection).documents == (
+        "q1",
+    )
+
+
+def test_a_period_no_document_covers_is_reported() -> None:
+    resolution = resolve("Acme Widgets revenue in FY2030?", cards(**ACME))
+    assert resolution.unknown == "FY2030"
+    assert "no document covers FY2030" in resolution.why
+
+
+def test_a_bare_year_narrows_but_is_never_declined() -> None:
+    collection = cards(**ACME)
+    assert resolve("Acme Widgets geographies as of 2022?", collection).documents == ("acme-2022",)
+    beyond = resolve("How much does Acme Widgets expect to pay in 2030?", collection)
+    assert beyond.unknown is None and beyond.documents == ("acme-2023",)
+
+
+def test_the_topic_is_the_question_without_the_names_of_its_documents() -> None:
+    collection = cards(**ACME)
+    assert resolve("What was ACW's revenue in FY2023?", collection).topic == (
+        "What was revenue in FY2023?"
+    )
+
+
+# ------------------------------------------------------------------ the topic left to search
+
+TV = DocumentCard("tv", kind="user manual", product_model="Smart tv remote")
+S10 = DocumentCard("s10", product_model="S10")
+BEST_BUY = DocumentCard("bby", kind="10-K", entity="Best Buy", names=("Best Buy",),
+                        acronyms=("BBY",))  # fmt: skip
+
+
+def test_the_words_that_name_the_document_leave_the_query_with_the_brand_before_them() -> None:
+    assert without_names("[Samsung Smart TV remote] How do I mute?", [TV]) == "How do I mute?"
+    assert without_names("I have a Galaxy S10. How do I reset it?", [S10]) == (
+        "I have a How do I reset it?"
+    )
+    assert without_names("What was BBY's revenue in FY2023?", [BEST_BUY]) == (
+        "What was revenue in FY2023?"
+    )
+    assert without_names("What was Best Buy revenue?", [BEST_BUY]) == "What was revenue?"
+
+
+def test_a_capitalised_question_word_before_a_name_is_not_taken_for_its_brand() -> None:
+    assert without_names("Does S10 support wireless charging?", [S10]) == (
+        "Does support wireless charging?"
+    )
+    assert without_names("How do I reset my Samsung S10?", [S10]) == "How do I reset my"
+
+
+def test_a_word_that_is_only_part_of_a_name_stays_a_topic_word() -> None:
+    question = "[Smart TV remote] How do I pair the remote with the TV?"
+    assert without_names(question, [TV]) == "How do I pair the remote with the TV?"
+
+
+def test_a_question_that_is_only_a_name_is_kept_whole() -> None:
+    assert without_names("Galaxy S10", [S10]) == "Galaxy S10"
+
+
+def test_a_non_gaap_measure_is_looked_up_in_the_earnings_release_first() -> None:
+    collection = cards(
+        **ACME,
+        **{"acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
+                            "fiscal_year": 2023, "fiscal_quarter": 4}},
+    )  # fmt: skip  # dev-style: MGM's and Amcor's Q4 releases next to their 10-Ks
+    adjusted = resolve("What was Acme Widgets' Adjusted EBITDA for FY2023?", collection)
+    assert (adjusted.documents, adjusted.secondary) == (("acme-2023-q4",), ("acme-2023",))
+    gaap = resolve("Acme Widgets' unadjusted operating income in FY2023?", collection)
+    assert gaap.documents == ("acme-2023",)
+    assert read_question("EBITDAR by region, FY2022").release_measure
+
+
+def test_a_first_word_opening_the_question_names_a_company_only_as_a_possessive() -> None:
+    collection = cards(old=ten_k("Acme Systems Incorporated", 2015), new=ten_k("Zenith PLC", 2022))
+    assert resolve("Acme's FY2015 cash ratio?", collection).documents == ("old",)
+    assert resolve("Acme FY2015 cash ratio?", collection).company is None
