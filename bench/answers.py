@@ -62,7 +62,7 @@ from bench.metrics import (
     token_f1,
     yes_no_of,
 )
-from bench.report import log, md_table, write_files
+from bench.report import dumps_plain, log, md_table, write_report
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.state import Source
@@ -449,7 +449,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )  # fmt: skip
         ctx = asking.with_overrides(collection=collection)
         log(f"{name}: {len(set_cases)} questions")
-        records[name] = [ask_case(ctx, c, stems.get(name, {}), args.previous) for c in set_cases]
+        records[name] = []
+        args.out.mkdir(parents=True, exist_ok=True)
+        with (args.out / f"{name}.jsonl").open("w", encoding="utf-8") as partial:
+            for case in set_cases:  # each record as it comes: a long run keeps what it did
+                record = ask_case(ctx, case, stems.get(name, {}), args.previous)
+                records[name].append(record)
+                partial.write(json.dumps(record, default=str) + "\n")
+                partial.flush()
     summaries: dict[str, Any] = {}
     for name, set_records in records.items():
         summaries[name] = summary(set_records)

@@ -92,7 +92,8 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     messages = prompts.render(
         "generate_yes_no" if yes_no else "generate", question=question, passages=shown([chosen])
     )
-    result = structured_call(ctx, store, "answer", messages, YesNoReply if yes_no else AnswerReply)
+    schema: type[AnswerReply | YesNoReply] = YesNoReply if yes_no else AnswerReply
+    result = structured_call(ctx, store, "answer", messages, schema)
     reply = result.value
     verdict = reply.verdict if isinstance(reply, YesNoReply) else None
     lead = reply.answer if reply and ctx.answer == "lead" else None
