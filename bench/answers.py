@@ -135,11 +135,15 @@ def manual_folder(data: Path, into: Path) -> Path:
     return into
 
 
-def ensure_collection(ctx: Context, folder: Path) -> dict[str, Any]:
+def ensure_collection(ctx: Context, folder: Path, check: bool = True) -> dict[str, Any]:
     """Ingest ``folder`` into ctx.collection the way ``chop ingest`` does; unchanged documents
-    cost nothing, so a second run only checks them."""
+    cost nothing, so a second run only checks them (``check=False``: a collection that has
+    documents is used as it is, without reading the files again)."""
     from chop.api import ingest
 
+    stored = store_for(ctx).documents(ctx.collection)
+    if stored and not check:
+        return {"collection": ctx.collection, "documents": len(stored), "checked": False}
     started = time.perf_counter()
     report = ingest([folder], context=ctx)
     return {
@@ -300,20 +304,27 @@ def _share(
     return round(mean([float(v) for v in known]), 3) if known else None
 
 
-def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One set's (or kind's) figures: chop's answer, then each baseline."""
+def answer_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of a list of answers (chop's, or the previous generator's)."""
     seconds = sorted(r["seconds"] for r in records)
-    row: dict[str, Any] = {
-        "questions": len(records),
+    return {
         "rouge_l": round(mean([r["rouge_l"] for r in records]), 3),
         "f1": round(mean([r["f1"] for r in records]), 3),
         "declined": _share(records, lambda r: not r["answerable"]),
         "citation_valid": _share(records, lambda r: r["citation_valid"]),
         "yes_no_right": _share(records, lambda r: r.get("yes_no_right")),
         "numeric": _share(records, lambda r: r.get("numeric")),
-        "cites_evidence": _share(records, lambda r: r.get("cites_evidence")),
         "seconds_p50": round(statistics.median(seconds), 1) if seconds else None,
         "seconds_p95": round(seconds[int(0.95 * (len(seconds) - 1))], 1) if seconds else None,
+    }
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One set's (or kind's) figures: chop's answer, then each baseline."""
+    row: dict[str, Any] = {
+        "questions": len(records),
+        **answer_figures(records),
+        "cites_evidence": _share(records, lambda r: r.get("cites_evidence")),
         "top_chunk_rouge_l": round(mean([r["top_chunk"]["rouge_l"] for r in records]), 3),
         "top_chunk_f1": round(mean([r["top_chunk"]["f1"] for r in records]), 3),
     }
@@ -322,16 +333,7 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         row["gold_section_rouge_l"] = round(mean([g["rouge_l"] for g in gold]), 3)
     old = [r["previous"] for r in records if "previous" in r]
     if old:
-        old_seconds = sorted(o["seconds"] for o in old)
-        row["previous"] = {
-            "rouge_l": round(mean([o["rouge_l"] for o in old]), 3),
-            "f1": round(mean([o["f1"] for o in old]), 3),
-            "declined": _share(old, lambda o: not o["answerable"]),
-            "citation_valid": _share(old, lambda o: o["citation_valid"]),
-            "numeric": _share(old, lambda o: o.get("numeric")),
-            "yes_no_right": _share(old, lambda o: o.get("yes_no_right")),
-            "seconds_p50": round(statistics.median(old_seconds), 1),
-        }
+        row["previous"] = answer_figures(old)
     return row
 
 
@@ -430,7 +432,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         folder = manual_folder(args.emanual_data, Path(tempfile.gettempdir()) / "chop-manuals")
         ctx = base.with_overrides(collection=args.manuals_collection)
         log(f"ingesting {folder} into {ctx.collection}")
-        collections["manuals"] = ensure_collection(ctx, folder)
+        collections["manuals"] = ensure_collection(ctx, folder, not args.no_ingest)
         if "emanual" in sets:
             cases["emanual"] = emanual_cases(args.emanual_data, args.limit)
         if "remote" in sets:
@@ -440,7 +442,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             root = FIN_DATA[name]
             ctx = base.with_overrides(collection=getattr(args, name.replace("-", "_")))
             log(f"ingesting {root / 'pdfs'} into {ctx.collection}")
-            collections[name] = ensure_collection(ctx, root / "pdfs")
+            collections[name] = ensure_collection(ctx, root / "pdfs", not args.no_ingest)
             stems[name] = {str(p.resolve()): p.stem for p in (root / "pdfs").glob("*.pdf")}
             cases[name] = fin_cases(name, root, args.limit)
     for name, set_cases in cases.items():
@@ -490,6 +492,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="questions per question file")
     p.add_argument("--remote-per-kind", type=int, default=25, help="0: all 684 questions")
     p.add_argument("--previous", action="store_true", help="also run the previous generator")
+    p.add_argument(
+        "--no-ingest", action="store_true", help="use collections that have documents as they are"
+    )
     p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
     p.add_argument("--manuals-collection", default="answers_manuals")
     p.add_argument("--fin-dev", default="answers_fin_dev", help="collection of the dev filings")

@@ -131,53 +131,9 @@ def yes_no_of(text: str) -> str | None:
     return words[0] if words and words[0] in ("yes", "no") else None
 
 
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
-
-
 def supported_share(answer: str, sources: Sequence[str]) -> float:
-    """The share of the answer's content words (not stop words) written in ``sources``."""
-    words = [w for w in normalize_answer(answer).split() if w not in _STOP]
-    if not words:
-        return 1.0
-    present = set(normalize_answer(" ".join(sources)).split())
-    return sum(w in present for w in words) / len(words)
+    """The share of the answer's content words written in ``sources`` (chop's own check of a
+    short answer, chop.answering.words_written_in)."""
+    from chop.answering import words_written_in
+
+    return words_written_in(answer, sources)

@@ -299,18 +299,23 @@ def stem(word: str) -> str:
     return word
 
 
+def words_written_in(answer: str, texts: Sequence[str]) -> float:
+    """The share of the answer's content words (not function words, any common ending) that
+    ``texts`` write; 1.0 for an answer of function words only."""
+    words = [stem(w) for w in _word.findall(answer.lower()) if w not in _STOP_WORDS]
+    if not words:
+        return 1.0
+    present = {stem(w) for w in _word.findall(" ".join(texts).lower())}
+    return sum(w in present for w in words) / len(words)
+
+
 def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) -> bool:
     """Whether ``texts`` back ``answer``: every figure of it is written there, and at least
     ``share`` of its content words (generic padding such as "open the Settings app" or "the
     manual provides detailed instructions" is not)."""
-    source = " ".join(texts)
-    if not figures_in(answer) <= figures_in(source):
+    if not _word.search(answer) or not figures_in(answer) <= figures_in(" ".join(texts)):
         return False
-    words = [stem(w) for w in _word.findall(answer.lower()) if w not in _STOP_WORDS]
-    if not words:
-        return False
-    present = {stem(w) for w in _word.findall(source.lower())}
-    return sum(w in present for w in words) >= share * len(words)
+    return words_written_in(answer, texts) >= share
 
 
 @dataclass(frozen=True)
