@@ -4,9 +4,9 @@ A small local model that paraphrases several fragments loses the fact that was a
 interval, the setting's name, the figure) and pads the manual's steps with invented ones. So
 the answer a user reads is built around the source's own words: the passage whose sentences
 match the question best (retrieval's first, unless another is clearly better), quoted whole
-when it is a short section or around its best sentence; the model adds the verdict of a yes/no
-question and a short direct answer, which is shown only when the passage backs every figure
-and nearly every word of it.
+when it is a short section or around its best sentence. The model adds a yes/no question's
+verdict and, with CHOP_ANSWER=lead, a short direct answer, shown only when the passage backs
+every figure and nearly every word of it.
 
 The passages are whole sections where the document has them: the best chunk's neighbours under
 the same heading, so steps split over two chunks are read together, and only sources of the
