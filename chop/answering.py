@@ -32,6 +32,7 @@ ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whol
 SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
 YesNo = Literal["yes", "no"]
+LeadStatus = Literal["backed", "unbacked", "none"]  # what became of the model's short answer
 
 _sentence_end = re.compile(
     r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9•\-])"  # "... filter. Switch ..."
@@ -223,10 +224,10 @@ def extract(passage: Passage, scores: Sequence[float]) -> str:
     top = max(kept, key=lambda i: scores[i] if i < len(scores) else -1.0)
     position = kept.index(top)
     chosen = kept[max(0, position - 1) : position + 1]
+    size = sum(len(passage.sentences[i]) + 1 for i in chosen)
     for index in kept[position + 1 :]:
-        if sum(len(passage.sentences[i]) + 1 for i in chosen) + len(passage.sentences[index]) > (
-            ANSWER_CHARS
-        ):
+        size += len(passage.sentences[index]) + 1
+        if size - 1 > ANSWER_CHARS:
             break
         chosen.append(index)
     return " ".join(passage.sentences[i] for i in chosen)
@@ -322,7 +323,7 @@ def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) ->
 class ComposedAnswer:
     text: str
     citations: list[int]
-    lead: Literal["backed", "unbacked", "none"]
+    lead: LeadStatus
 
 
 def compose(
@@ -335,7 +336,7 @@ def compose(
     if verdict:  # "Yes, you can ..." after the verdict's own "Yes."
         lead = _verdict_words.sub("", lead)
         lead = lead[:1].upper() + lead[1:]
-    status: Literal["backed", "unbacked", "none"] = "none"
+    status: LeadStatus = "none"
     parts: list[str] = []
     if verdict:
         parts.append("Yes." if verdict == "yes" else "No.")

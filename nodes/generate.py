@@ -83,8 +83,9 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     question = state["question"]
     vectors = embedder.embed([question, *(x for p in passages for x in p.sentences)])
     scores = sentence_scores(passages, vectors)
-    chosen = passages[best_passage(passages, scores)]
-    extracted = extract(chosen, scores[passages.index(chosen)])
+    best = best_passage(passages, scores)
+    chosen = passages[best]
+    extracted = extract(chosen, scores[best])
     yes_no = is_yes_no_question(question)
     if not yes_no and ctx.answer == "quote":
         answer = compose(chosen, extracted, None)
