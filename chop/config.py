@@ -157,7 +157,8 @@ class Context:
         "'quote': the answer quotes the section that answers best, the LLM asked only for a "
         "yes/no question's verdict (about a second on a CPU); 'lead': the LLM also writes a "
         "short answer that opens it, shown only when the section backs it (worth it with a "
-        "strong endpoint; with the local 1.5B it measured no better and ~30x slower).",
+        "strong endpoint; with the local 1.5B, on the few questions tried, it repeated the quote "
+        "at about a minute per answer on loaded cores).",
     )
     query_cnm: QueryCnmMode = _described(
         _env("CHOP_QUERY_CNM", "boost"),
