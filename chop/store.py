@@ -145,8 +145,10 @@ class Outage:
         self.bound_s = bound_s
         self.started: float | None = None  # when the first failed call began (for the bound)
         self.noticed = 0.0  # when it failed: only a call asked after this can end the outage
+        self.ended = 0.0  # when the last outage ended: a call asked before it fails stale
         self.last_error = ""
         self._lock = threading.Lock()
+        self._attempt = threading.local()  # when this thread's current attempt began
 
     def call(self, work: Callable[[], R], *, asks_database: bool = False) -> R:
         """``work()``, retried with backoff through an outage of at most ``bound_s``.
@@ -154,7 +156,7 @@ class Outage:
         connection from Store.connection)."""
 
         def attempt() -> R:
-            began = time.monotonic()
+            began = self._attempt.began = time.monotonic()
             token = _asked_database.set(asks_database)
             try:
                 result = work()
@@ -180,19 +182,22 @@ class Outage:
             ) from gave_up.last_attempt.exception()
 
     def _outlasted(self, state: tenacity.RetryCallState) -> bool:
-        """Record a failed call; True when the outage has lasted longer than the bound."""
+        """Record a failed call; True when the outage has lasted longer than the bound. A call
+        asked before the last outage ended (a long wait for a pooled connection) failed in
+        that outage: it is retried without beginning another."""
         error = state.outcome.exception() if state.outcome else None
         with self._lock:
             now = time.monotonic()
             self.last_error = _one_line(error) if error else self.last_error
-            if self.started is None:  # it began when the failed call did
+            stale = getattr(self._attempt, "began", now) < self.ended
+            if self.started is None and not stale:  # it began when the failed call did
                 self.started, self.noticed = min(now, state.start_time), now
                 log.warning(
                     "database unreachable (%s); waiting up to %.0f s for it",
                     self.last_error,
                     self.bound_s,
                 )
-            return now - self.started > self.bound_s
+            return self.started is not None and now - self.started > self.bound_s
 
     def _answered(self, asked: float) -> None:
         """The database answered a call that asked at ``asked``: an outage that had begun by
@@ -201,7 +206,8 @@ class Outage:
             return
         with self._lock:
             if self.started is not None and asked >= self.noticed:
-                log.warning("database back after %.0f s", time.monotonic() - self.started)
+                self.ended = time.monotonic()
+                log.warning("database back after %.0f s", self.ended - self.started)
                 self.started = None
 
 
