@@ -1,6 +1,6 @@
-"""The CNM signature {category, nouns, model}: its JSON schemas, validation, what a chunk's
-signature may say (heading_cnm: read from the headings; checked_cnm: an LLM's held to the
-document), and the prefix.
+"""The CNM signature {category, nouns, model}: its JSON schemas, validation and the prefix.
+What a chunk's signature may say given its document (heading_cnm: read from the headings;
+checked_cnm: an LLM's held to the document) is chop.profile's.
 
 ``*Reply`` classes are what the LLM must answer (held to them by chop.llm); a graph's result
 is an ``*Output`` (chop.state).
@@ -14,21 +14,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
-from typing_extensions import TypedDict
 
-from chop.grounding import (
-    instructions,
-    is_grounded,
-    is_supported_label,
-    without_instructions,
-)
-
-if TYPE_CHECKING:  # chop.state and chop.profile build on this module
-    from chop.profile import DocumentProfile
-    from chop.state import Chunk
+from chop.grounding import is_grounded
+from chop.types import CNM, Chunk
 
 FIELD_CHARS = 60
 _not_allowed = re.compile(r"[^\w\s\-+./&(),'#]")
@@ -61,12 +52,6 @@ class ContinuityReply(BaseModel):
 # pydantic takes the bases' fields from the last base to the first: same_topic comes first.
 class JudgedCNMReply(CNMReply, ContinuityReply):
     """The judgment and the next chunk's CNM in one call (Context.joint_extraction)."""
-
-
-class CNM(TypedDict):
-    category: str | None
-    nouns: list[str]
-    model: str | None
 
 
 def clean_field(value: str | None) -> str | None:
@@ -156,74 +141,12 @@ def heading_leaf(path: str) -> str:
     return path.split(" > ")[-1]
 
 
-def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
-    """The signature the document's structure gives a chunk that opens a section: its nouns
-    are the titles of the sections it covers, its category the sections above them
-    ("Settings / Connections"), else the document's; the model is the document's."""
-    headings = chunk["metadata"].get("headings") or []
-    leaves = [heading_leaf(path) for path in headings]
-    if not leaves:
-        return None
-    ancestors = headings[0].split(" > ")[:-1]
-    category = " / ".join(ancestors) if ancestors else profile.get("category")
-    cnm = make_cnm(category, leaves, profile.get("model"))
-    return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
-
-
 def section_title(chunk: Chunk) -> str | None:
     """What the document's structure says a chunk is about: the titles of the sections it
     opens, else of the section it continues; None for a chunk under no heading."""
     paths = chunk["metadata"].get("headings") or [chunk["metadata"].get("heading") or ""]
     leaves = [clean for path in paths if (clean := heading_leaf(path).strip())]
     return ", ".join(leaves) or None
-
-
-NAMED_SOURCES = ("title", "user", "identity")  # a document name the LLM did not give
-
-
-def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> tuple[CNM, list[str]]:
-    """Clean the LLM's CNM and hold it to what the chunk states as a description; returns it
-    with one flag per value rejected ("rejected model 'X': ...").
-
-    The model must be written in the chunk (outside its instructions to the labeller) or the
-    title, and in a document whose title, file name or user names it, be that product (not a
-    vaguer form, not another); the category is the profile's where it has one; a category or
-    noun an instruction told is dropped."""
-    from chop.profile import TOLD, checked_model  # chop.profile builds on this module
-
-    cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
-    text, title = chunk["text"], chunk["doc_title"]
-    known = profile.get("instructions") or []  # the whole document's: a chunk may cut one
-    described = without_instructions(text, known)
-    instructed = " ".join(instructions(text, known))
-    named = profile["model"] if profile.get("source") in NAMED_SOURCES else None
-    flags: list[str] = []
-    model, rejection = checked_model(cnm["model"], None, described, instructed, title)
-    if rejection is not None and rejection["reason"] == TOLD:
-        flags.append(f"rejected model {rejection['value']!r}: {rejection['reason']}")
-    if model and named and not is_grounded(model, named):
-        if not is_grounded(named, model):
-            flags.append(f"rejected model {model!r}: the document is the {named}")
-        model = None  # another product, or a fuller name of the document's ("Coolwave 225B")
-    if model and is_grounded(model, profile["model"] or ""):
-        model = None  # a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
-    cnm["model"] = model or profile["model"]
-    # The category is stable across a document: the profile's wins when there is one.
-    category = cnm["category"]
-    supported = is_supported_label(category, f"{title} {described}", instructed)
-    if category and not profile["category"] and not supported:
-        flags.append(f"rejected category {category!r}: {TOLD}")
-        category = None
-    cnm["category"] = profile["category"] or category
-    kept = []
-    for noun in cnm["nouns"]:
-        if is_supported_label(noun, f"{title} {described}", instructed):
-            kept.append(noun)
-        else:
-            flags.append(f"rejected noun {noun!r}: {TOLD}")
-    cnm["nouns"] = kept
-    checked = drop_product_names(cnm, document_model=profile["model"], title=title)
-    return checked, flags
 
 
 def prefix_line(cnm: CNM, title: str | None = None) -> str:

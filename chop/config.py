@@ -7,6 +7,7 @@ environment variable, so ``chop ingest`` / ``langgraph dev`` / ``graph.invoke`` 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -33,6 +34,18 @@ def _parsed(name: str, default: Any, kind: type, what: str) -> Any:
         return kind(raw)
     except ValueError:
         raise ValueError(f"{name} must be {what}, not {raw!r}") from None
+
+
+_COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def validate_collection(name: str) -> str:
+    if not isinstance(name, str) or not _COLLECTION_NAME.fullmatch(name):  # "$" allows a "\n"
+        raise ValueError(
+            f"collection name {name!r} must be lowercase letters, digits and '_', "
+            "starting with a letter, at most 40 characters"
+        )
+    return name
 
 
 GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity scale
@@ -193,8 +206,6 @@ class Context:
         """Refuse a wrong type or an unknown choice (``"k": "5"``), and settings that would
         hang or crash a run later, with one clear message, whether the value came from the
         environment, a CLI flag or a server run's ``context``."""
-        from chop.store import validate_collection
-
         hints = get_type_hints(type(self))
         for spec in fields(self):
             check_setting(spec.name, getattr(self, spec.name), hints[spec.name])

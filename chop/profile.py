@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, cast
+from typing import Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -26,6 +26,7 @@ from chop.cnm import (
     clean_category,
     clean_field,
     drop_product_names,
+    heading_leaf,
     make_cnm,
     model_from_title,
     names_document_kind,
@@ -46,9 +47,7 @@ from chop.identity import (
     merge_cards,
     user_card,
 )
-
-if TYPE_CHECKING:  # chop.state builds on this module
-    from chop.state import Chunk
+from chop.types import Chunk
 
 ProfileSource = Literal["llm", "title", "identity", "user", "fallback"]
 TOLD = "only in an instruction to the labeller"
@@ -230,3 +229,63 @@ def opening_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
 def stored_profile(metadata: Mapping[str, Any]) -> DocumentProfile:
     """The profile kept in a stored document's metadata (NO_PROFILE where none was kept)."""
     return cast(DocumentProfile, metadata.get(STORED_KEY) or NO_PROFILE)
+
+
+NAMED_SOURCES = ("title", "user", "identity")  # a document name the LLM did not give
+
+
+def heading_cnm(chunk: Chunk, profile: DocumentProfile) -> CNM | None:
+    """The signature the document's structure gives a chunk that opens a section: its nouns
+    are the titles of the sections it covers, its category the sections above them
+    ("Settings / Connections"), else the document's; the model is the document's."""
+    headings = chunk["metadata"].get("headings") or []
+    leaves = [heading_leaf(path) for path in headings]
+    if not leaves:
+        return None
+    ancestors = headings[0].split(" > ")[:-1]
+    category = " / ".join(ancestors) if ancestors else profile.get("category")
+    cnm = make_cnm(category, leaves, profile.get("model"))
+    return drop_product_names(cnm, document_model=profile.get("model"), title=chunk["doc_title"])
+
+
+def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> tuple[CNM, list[str]]:
+    """Clean the LLM's CNM and hold it to what the chunk states as a description; returns it
+    with one flag per value rejected ("rejected model 'X': ...").
+
+    The model must be written in the chunk (outside its instructions to the labeller) or the
+    title, and in a document whose title, file name or user names it, be that product (not a
+    vaguer form, not another); the category is the profile's where it has one; a category or
+    noun an instruction told is dropped."""
+    cnm = make_cnm(raw["category"], raw["nouns"], raw["model"])
+    text, title = chunk["text"], chunk["doc_title"]
+    known = profile.get("instructions") or []  # the whole document's: a chunk may cut one
+    described = without_instructions(text, known)
+    instructed = " ".join(instructions(text, known))
+    named = profile["model"] if profile.get("source") in NAMED_SOURCES else None
+    flags: list[str] = []
+    model, rejection = checked_model(cnm["model"], None, described, instructed, title)
+    if rejection is not None and rejection["reason"] == TOLD:
+        flags.append(f"rejected model {rejection['value']!r}: {rejection['reason']}")
+    if model and named and not is_grounded(model, named):
+        if not is_grounded(named, model):
+            flags.append(f"rejected model {model!r}: the document is the {named}")
+        model = None  # another product, or a fuller name of the document's ("Coolwave 225B")
+    if model and is_grounded(model, profile["model"] or ""):
+        model = None  # a vaguer form of the document's model ("Coolwave" for "Coolwave 225B")
+    cnm["model"] = model or profile["model"]
+    # The category is stable across a document: the profile's wins when there is one.
+    category = cnm["category"]
+    supported = is_supported_label(category, f"{title} {described}", instructed)
+    if category and not profile["category"] and not supported:
+        flags.append(f"rejected category {category!r}: {TOLD}")
+        category = None
+    cnm["category"] = profile["category"] or category
+    kept = []
+    for noun in cnm["nouns"]:
+        if is_supported_label(noun, f"{title} {described}", instructed):
+            kept.append(noun)
+        else:
+            flags.append(f"rejected noun {noun!r}: {TOLD}")
+    cnm["nouns"] = kept
+    checked = drop_product_names(cnm, document_model=profile["model"], title=title)
+    return checked, flags

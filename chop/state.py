@@ -29,10 +29,10 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
-from chop.cnm import CNM
 from chop.documents import InvalidInput, Problem, SourceDocument
 from chop.profile import DocumentProfile
 from chop.question import ResolutionState
+from chop.types import CNM, Chunk
 
 
 def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
@@ -44,17 +44,6 @@ def add_counts(left: dict[str, float], right: dict[str, float]) -> dict[str, flo
 
 
 # ------------------------------------------------------------------ ingestion
-class Chunk(TypedDict):
-    """A chunk as split from its document, before CHOP labels it."""
-
-    doc_id: str
-    doc_title: str
-    index: int
-    text: str
-    char_start: int
-    char_end: int
-    metadata: dict[str, Any]
-    similarity_to_previous: float | None  # gate signal: cosine above the document's background
 
 
 # Where a chunk's CNM came from: an LLM extraction, the headings, the profile call's reading

@@ -24,10 +24,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, CNMReply, checked_cnm, heading_cnm
+from chop.cnm import CNM, CNMReply
 from chop.config import Context
 from chop.llm import structured_call
-from chop.profile import opening_cnm
+from chop.profile import checked_cnm, heading_cnm, opening_cnm
 from chop.state import ChunkDecision, chunk_label
 from chop.store import store_for
 

@@ -135,7 +135,7 @@ def test_a_selective_filter_is_searched_exactly_and_a_broad_one_through_hnsw(
         return [h.chunk_index for h in hits]
 
     assert top("tenth") == exact, "30 matching rows: exact distances"
-    monkeypatch.setattr("chop.store.EXACT_SCAN_ROWS", 10)
+    monkeypatch.setattr("chop.store.search.EXACT_SCAN_ROWS", 10)
     assert len(top("tenth")) == 5, "over the limit: the iterative HNSW scan still returns k"
     assert len(top("common")) == 5
 

@@ -1,0 +1,87 @@
+"""What the store keeps and gives back: chunk rows, document records, hits, filters."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class ChunkRow:
+    """One stored chunk: the raw text, its CNM signature, and the embedded text's vector."""
+
+    doc_id: str
+    doc_title: str
+    chunk_index: int
+    text: str
+    prefix: str
+    category: str | None
+    nouns: list[str]
+    model: str | None
+    cnm_source: str  # heading | extracted | profile | inherited | document | fallback
+    continuity: str  # first | rule:<why> | llm | llm-fallback
+    embedding_key: str  # embedding_key(embedded text, embedder): finds the vector again
+    char_start: int
+    char_end: int
+    embedding: Sequence[float] | np.ndarray
+    flags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DocumentRecord:
+    doc_id: str
+    title: str
+    source: str
+    fingerprint: str  # nodes.load.fingerprint: unchanged means nothing to ingest again
+    chunk_count: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """A retrieved chunk with its score (higher is better)."""
+
+    id: int
+    doc_id: str
+    doc_title: str
+    chunk_index: int
+    text: str
+    prefix: str
+    category: str | None
+    nouns: list[str]
+    model: str | None
+    cnm_source: str
+    char_start: int
+    char_end: int
+    metadata: dict[str, Any]
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Equality filters on CNM columns; matched case-insensitively, always parameterised."""
+
+    model: str | None = None
+    category: str | None = None
+    doc_ids: tuple[str, ...] = ()
+
+
+def embedding_key(embedded_text: str, embedder_name: str) -> str:
+    """The key a stored vector is found again by: the same text from the same embedder."""
+    payload = f"{embedder_name}\x00{embedded_text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(payload).hexdigest()
+
+
+@dataclass(frozen=True)
+class CollectionRecord:
+    """What a collection was made with (``chop_collections``): its embedder and its width,
+    and the settings of the run that made it (for the record; they do not bind later runs)."""
+
+    embedder: str
+    dimension: int
+    settings: dict[str, Any] = field(default_factory=dict)
