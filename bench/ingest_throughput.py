@@ -2,7 +2,7 @@
 
     python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
 
-The chat model is tests.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
+The chat model is chop.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
 call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
 Embeddings are the real local embedder on this machine's CPU, so they are a fixed cost that
 concurrency does not shrink.
@@ -49,7 +49,7 @@ from chop.loaders import load_paths
 from chop.models import Tokenizer, get_embedder
 from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
 from chop.store import store_for
-from tests.stub_llm import STUB_NOTICE, StubServer, running_stub
+from chop.stub_llm import STUB_NOTICE, StubServer, running_stub
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"

@@ -1,58 +1,14 @@
-"""Shared fixtures: one real PostgreSQL+pgvector for the session, fresh collections per test."""
+"""The scripted chat model, for tests/ only (the fixtures bench/tests shares are in the root
+conftest.py)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-from chop.config import Context
-from chop.llm import reset_outages
-from chop.models import get_embedder, use_models
-from chop.store import Store, store_for
+from chop.models import use_models
 from tests.fakes import ScriptedChatModel
-
-
-@pytest.fixture(autouse=True)
-def endpoints_start_healthy() -> Iterator[None]:
-    """An endpoint a test took down is not remembered as down by the next test."""
-    reset_outages()
-    yield
-    reset_outages()
-
-
-@pytest.fixture(scope="session")
-def data_dir() -> Path:
-    """The embedded database and the joined local model live here (outside the home folder)."""
-    configured = os.environ.get("CHOP_TEST_DATA_DIR")
-    folder = Path(configured) if configured else Path(tempfile.gettempdir()) / "chop-test-data"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture
-def context(data_dir: Path) -> Context:
-    """Defaults, a fresh collection, and the cache off so every test pays its own calls."""
-    return Context(
-        database_url=os.environ.get("CHOP_DATABASE_URL", ""),
-        data_dir=str(data_dir),
-        collection=f"t_{uuid.uuid4().hex[:12]}",
-        use_cache=False,
-        max_concurrency=4,
-    )
-
-
-@pytest.fixture
-def store(context: Context) -> Iterator[Store]:
-    store = store_for(context)
-    yield store
-    store.drop_collection(context.collection)
 
 
 @pytest.fixture
@@ -61,8 +17,3 @@ def scripted() -> Iterator[ScriptedChatModel]:
     model = ScriptedChatModel(calls=[])
     with use_models(chat_model=model):
         yield model
-
-
-@pytest.fixture(scope="session")
-def embedder(data_dir: Path):  # type: ignore[no-untyped-def]
-    return get_embedder(Context(data_dir=str(data_dir)))

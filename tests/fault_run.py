@@ -58,9 +58,9 @@ from chop.store import (
     release_embedded_server,
     resolve_database_url,
 )
+from chop.stub_llm import StubServer
 from nodes.persist import NEEDS_RELABEL
 from tests.fault_corpus import Hostile, write_corpus
-from tests.stub_llm import StubServer
 from tests.test_database_outage import database_outage
 from tests.test_database_restart import restart_embedded_server
 

@@ -19,7 +19,7 @@ from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
-from tests.stub_llm import running_stub
+from chop.stub_llm import running_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 

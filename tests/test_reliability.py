@@ -21,9 +21,9 @@ from chop.llm import chat_messages, structured_call
 from chop.pgserver import resolve_database_url
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store, validate_collection
+from chop.stub_llm import running_stub
 from nodes.persist import NEEDS_RELABEL
 from tests.fakes import ScriptedChatModel, sensible_reply
-from tests.stub_llm import running_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6

@@ -66,7 +66,7 @@ def missing_server_packages() -> str | None:
 @contextlib.contextmanager
 def stub_llm() -> Iterator[str]:
     """bench's OpenAI-compatible stub, near-zero latency; yields its base URL ending in /v1."""
-    from tests.stub_llm import serve_stub
+    from chop.stub_llm import serve_stub
 
     with serve_stub(latency=(0.0, 0.005)) as base_url:
         yield f"{base_url.rstrip('/')}/v1"

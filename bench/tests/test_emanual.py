@@ -42,7 +42,7 @@ from chop.config import GATE_BAND, Context
 from chop.documents import make_document
 from chop.store import Hit, store_for
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------- metrics
 

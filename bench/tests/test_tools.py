@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from chop.config import Context
 from chop.llm import _json_schema
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
-from tests.stub_llm import StubServer, make_instance, running_stub, serve_stub
+from chop.stub_llm import StubServer, make_instance, running_stub, serve_stub
 
 
 def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict, Any]:
@@ -168,10 +169,10 @@ def test_ingest_against_the_stub_end_to_end(context: Context, store: Store, tmp_
     assert {c["continuity"] for c in chunks} >= {"first", "llm"}
 
 
-def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path: Path) -> None:
     from bench.continuity_modes import config_args, write_summary
 
-    def results(calls: int, hits: int, hit1: float) -> dict:  # type: ignore[type-arg]
+    def results(calls: int, hits: int, hit1: float) -> dict[str, Any]:
         stats = {"llm_calls": calls, "cache_hits": hits, "continuity_llm": 3, "cnm_extracted": 2}
         metrics = {"hit@1": hit1, "mrr@10": 0.5, "ndcg@10": 0.5, "doc@1": 1.0}
         return {

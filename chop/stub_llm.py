@@ -1,12 +1,11 @@
 """A stub OpenAI-compatible chat-completions server: a LATENCY STAND-IN for tests and benchmarks.
 
-It does not run a model. Every reply is the smallest value that fits the requested JSON schema
-(booleans follow a hash of the prompt, strings are short filler words, nullable fields are
-null), served after a seeded, uniformly drawn delay (default 300-800 ms, about what one small
-hosted-model call takes). Numbers measured against it say how chop schedules and overlaps LLM
-calls (concurrency, caching), never anything about answer or label quality.
+No model runs: each reply is the smallest value that fits the requested JSON schema (booleans
+follow a hash of the prompt, strings are filler words, nullable fields null), after a seeded
+delay (default 300-800 ms, about one small hosted-model call). Numbers measured against it say
+how chop schedules LLM calls (concurrency, caching), never anything about answer quality.
 
-    python -m tests.stub_llm --port 8011 --latency 0.3,0.8
+    python -m chop.stub_llm --port 8011 --latency 0.3,0.8
     # then: CHOP_CHAT_PROVIDER=openai CHOP_OPENAI_BASE_URL=http://127.0.0.1:8011/v1 chop ingest ...
 
 In-process (benchmarks, tests)::
@@ -469,23 +468,20 @@ def _latency(value: str) -> tuple[float, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m tests.stub_llm",
+        prog="python -m chop.stub_llm",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--port", type=int, default=0, help="0: a free port")
     p.add_argument("--latency", type=_latency, default=(0.3, 0.8), help="LOW,HIGH seconds")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--faults", default="", help=f"comma-separated, used in order: {', '.join(FAULTS)}"
-    )
+    p.add_argument("--faults", default="", help=f"comma-separated, in order: {', '.join(FAULTS)}")
     args = p.parse_args(argv)
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
     server = StubServer(port=args.port, latency=args.latency, seed=args.seed, faults=faults)
-    print(f"{STUB_NOTICE}", flush=True)
+    low, high = args.latency
     print(
-        f"serving {server.base_url}/v1 (latency {args.latency[0]}-{args.latency[1]} s); "
-        "Ctrl-C stops",
+        f"{STUB_NOTICE}\nserving {server.base_url}/v1 (latency {low}-{high} s); Ctrl-C stops",
         flush=True,
     )
     stop = threading.Event()
