@@ -40,8 +40,8 @@ SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wi
 def loader_version() -> str:
     """A digest of the loader's source: a cached opening is only as good as the loader that
     read it (titles, text order)."""
-    folder = Path(chop.loaders.__file__).parent
-    sources = [folder / "loaders.py", folder / "pdf_layout.py"]
+    loaders = Path(chop.loaders.__file__).parent
+    sources = [*sorted(loaders.glob("*.py")), loaders.parent / "pdf_layout.py"]
     return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:8]
 
 

@@ -1,6 +1,6 @@
 """A document-parsing worker: ``python -m chop.parse_worker`` reads a pickled (paths,
 max_file_mb) on stdin and writes the pickled [(documents, problems), ...] of each path to
-stdout. chop.loaders.load_paths starts one per core for a batch of PDFs: parsing them is pure
+stdout. chop.loaders.workers starts one per core for a batch of PDFs: parsing them is pure
 Python, so threads would share one core."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pickle
 import sys
 from pathlib import Path
 
-from chop.loaders import load_one
+from chop.loaders.files import load_one
 
 
 def main() -> None:

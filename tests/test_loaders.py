@@ -339,6 +339,18 @@ def test_json_that_is_not_an_emanual_is_reported(tmp_path: Path, content: str) -
         load_file(path)
 
 
+def test_json_of_another_shape_is_not_a_format_chop_reads_whatever_its_name(
+    tmp_path: Path,
+) -> None:
+    corpus = write_emanual(tmp_path / "Galaxy_S10_corpus.json", {"section_0": {"text": ["x"]}})
+    other = tmp_path / "Galaxy_S10_corpus_stats.json"
+    other.write_text('{"sections": 12, "section_names": ["Basics"]}')
+    docs, problems = load_paths([tmp_path])
+    assert [doc["title"] for doc in docs] == ["Galaxy S10"]
+    assert only_problem(problems, other).endswith(": not a format chop reads")
+    assert load_file(corpus)[0]["metadata"]["format"] == "emanual"
+
+
 def test_invalid_json_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"section_0": ')
