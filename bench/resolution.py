@@ -27,8 +27,8 @@ import chop.loaders
 from bench.emanual import DEFAULT_OUT, REPO_ROOT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
 from bench.report import log, md_table, run_cli, write_report
+from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.config import Context
-from chop.identity import DocumentCard, card_from_stored, read_cards
 from chop.loaders import LoadError, load_file
 from chop.profile import COVER_CHARS, document_profile
 from chop.question import Resolution, resolve

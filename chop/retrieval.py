@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.config import Context, SearchMode
-from chop.identity import DocumentCard, card_from_stored, read_cards
 from chop.models import Embedder
 from chop.profile import stored_profile
 from chop.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values

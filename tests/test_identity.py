@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.identity import (
-    DocumentCard,
-    card_from_stored,
     cover_ticker,
     entity_aliases,
     identity_from_file_name,
@@ -14,7 +13,6 @@ from chop.identity import (
     is_identifier,
     label,
     merge_cards,
-    read_cards,
     registrant,
     user_card,
 )

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from chop.identity import DocumentCard, card_from_stored, merge_cards, read_cards
-from chop.question import abbreviates, read_question, resolve, without_names
+from chop.cards import DocumentCard, card_from_stored, read_cards
+from chop.identity import merge_cards
+from chop.question import resolve, without_names
+from chop.question_facts import abbreviates, read_question
 
 
 def cards(**stored: dict[str, Any]) -> list[DocumentCard]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from chop.cards import DocumentCard
 from chop.config import Context
-from chop.identity import DocumentCard
 from chop.retrieval import search_for, with_own_best, with_room_for
 from chop.store import Hit
 

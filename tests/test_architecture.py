@@ -1,0 +1,148 @@
+"""The house's floors, read from the code's own imports (with ``ast``, nothing is imported).
+
+chop/ is the floor every other stands on; nodes/ build on it; graphs/ wire nodes; chop.api and
+chop.cli, the two ways in, stand on top. An import goes down, never up or round in a circle:
+counted are module-level imports, imports inside functions and ``TYPE_CHECKING`` imports alike.
+bench/ and tests/ both use the house and never each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOUSE = ("chop", "graphs", "nodes")
+TOP_FLOOR = {"chop.api", "chop.cli"}
+MAX_MODULE_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules(*packages: str) -> dict[str, Path]:
+    return {
+        module_name(path): path
+        for package in packages
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def imported(path: Path) -> Iterator[str]:
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def imports_in(source: str, package: str) -> Iterator[str]:
+    """Every module ``source`` (a module of ``package``) imports, wherever the import stands
+    (``from a import b`` gives ``a`` and ``a.b``: b may be a module)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def import_graph(*packages: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` it imports (a package's import of its own
+    submodules is not an edge of the graph: it is how the package is made)."""
+    known = modules(*packages)
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        targets = {target for target in imported(path) if target in known and target != name}
+        graph[name] = {t for t in targets if not t.startswith(f"{name}.")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def floor(module: str) -> int:
+    if module in TOP_FLOOR:
+        return 3
+    return {"chop": 0, "nodes": 1, "graphs": 2}[module.split(".")[0]]
+
+
+def test_the_finder_sees_a_circle_and_lazy_and_relative_imports() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    lazy = "def f() -> None:\n    from chop.store import Store\n"
+    assert "chop.store" in set(imports_in(lazy, "chop"))
+    typing_only = "if TYPE_CHECKING:\n    from .state import Chunk\n"
+    assert "chop.state" in set(imports_in(typing_only, "chop"))
+
+
+def test_chop_graphs_and_nodes_import_each_other_in_no_circle() -> None:
+    assert cycles(import_graph(*HOUSE)) == []
+
+
+def test_imports_go_down_the_floors_chop_nodes_graphs_then_api_and_cli() -> None:
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in import_graph(*HOUSE).items()
+        for target in sorted(targets)
+        if floor(target) > floor(module)
+    ]
+    assert upward == []
+
+
+@pytest.mark.parametrize(("user", "used"), [("bench", "tests"), ("tests", "bench")])
+def test_bench_and_tests_do_not_import_each_other(user: str, used: str) -> None:
+    crossing = [
+        f"{module} imports {target}"
+        for module, path in modules(user).items()
+        for target in sorted(set(imported(path)))
+        if target == used or target.startswith(f"{used}.")
+    ]
+    assert crossing == []
+
+
+def test_no_module_of_chop_is_over_500_lines() -> None:
+    long = {
+        name: lines
+        for name, path in modules("chop").items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
