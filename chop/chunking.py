@@ -73,7 +73,7 @@ def section_windows(
 
     A chunk that mixes the end of one section with the start of the next is labelled by
     neither well; on E-Manual questions, whose answers are sections, aligned chunks measured
-    better than fixed windows (README, Performance).
+    better than fixed windows (docs/benchmarks.md).
     """
     if size <= 0:
         raise ValueError("chunk size must be positive")
