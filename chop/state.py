@@ -208,7 +208,6 @@ class AnswerState(TypedDict, total=False):
     question: str
     question_model: str | None
     question_unknown: str | None  # what the question names that no source is about
-    question_category: str | None
     question_documents: list[str]
     # which documents the question means, primary vs secondary, and what it names that no
     # document covers (chop.question.Resolution)

@@ -59,7 +59,6 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "sources": sources,
         "question_model": unknown or asked,
         "question_unknown": unknown,
-        "question_category": found.question.category,
         "question_documents": found.documents,
         "question_resolution": resolution_state(found.resolution),
         "retrieval_note": found.note,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +78,17 @@ def sensible_reply(task: str, user: str) -> str:
         lines = [line for line in user.split("---")[-1].splitlines() if line.strip()]
         return json.dumps({"verdict": "yes", "answer": lines[0] if lines else ""})
     raise AssertionError(task)
+
+
+def slowed(seconds: float) -> Responder:
+    """A cooperative model that takes ``seconds`` a reply: a run long enough to interrupt, or
+    concurrent runs that are inside the graph at once."""
+
+    def slow(task: str, user: str) -> str:
+        time.sleep(seconds)
+        return sensible_reply(task, user)
+
+    return slow
 
 
 class ScriptedChatModel(BaseChatModel):

@@ -20,7 +20,7 @@ from chop.cli import main
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.store import DatabaseUnavailable, Store
-from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, slowed
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("CHOP_DATABASE_URL")), reason="stops the embedded server only"
@@ -72,11 +72,7 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)
 
-    def slow(task: str, user: str) -> str:
-        time.sleep(0.05)
-        return sensible_reply(task, user)
-
-    scripted.responder = slow
+    scripted.responder = slowed(0.05)
     ctx = context.with_overrides(
         continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
         database_outage_s=120.0,

@@ -15,7 +15,7 @@ from chop.api import ingest
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
-from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, slowed
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("CHOP_DATABASE_URL")), reason="restarts the embedded server only"
@@ -37,11 +37,7 @@ def test_ingest_survives_a_database_restart(
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)
 
-    def slow(task: str, user: str) -> str:
-        time.sleep(0.05)
-        return sensible_reply(task, user)
-
-    scripted.responder = slow
+    scripted.responder = slowed(0.05)
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10,
                                  use_cache=True)  # fmt: skip
     outcome: dict[str, object] = {}

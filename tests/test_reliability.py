@@ -23,7 +23,7 @@ from chop.sample_corpus import write_sample_corpus
 from chop.store import Store, validate_collection
 from chop.stub_llm import running_stub
 from nodes.persist import NEEDS_RELABEL
-from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, sensible_reply, slowed
 
 ROOT = Path(__file__).resolve().parents[1]
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6
@@ -163,11 +163,7 @@ def test_a_durable_ingest_survives_a_database_restart(
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)
 
-    def slow(task: str, user: str) -> str:
-        time.sleep(0.05)
-        return sensible_reply(task, user)
-
-    scripted.responder = slow
+    scripted.responder = slowed(0.05)
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10)
     outcome: dict[str, object] = {}
 
@@ -407,11 +403,7 @@ def test_two_runs_storing_the_same_documents_at_once_do_not_both_report_them_add
 
     from chop.documents import make_document
 
-    def slow(task: str, user: str) -> str:
-        time.sleep(0.1)  # both runs load before either stores
-        return sensible_reply(task, user)
-
-    scripted.responder = slow
+    scripted.responder = slowed(0.1)  # both runs load before either stores
     ctx = small(context)
     ingest(documents=[], context=ctx)  # the collection exists before the race
     documents = [

@@ -16,7 +16,7 @@ from chop.api import ingest
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
-from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, slowed
 from tests.test_reliability import checkpointed_threads
 
 
@@ -60,11 +60,7 @@ def test_two_ingests_of_one_collection_at_the_same_time_store_it_once(
 ) -> None:
     write_sample_corpus(tmp_path / "manuals")
 
-    def slow(task: str, user: str) -> str:  # both runs are inside the graph at once
-        threading.Event().wait(0.02)
-        return sensible_reply(task, user)
-
-    scripted.responder = slow
+    scripted.responder = slowed(0.02)  # both runs are inside the graph at once
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10)
     reports = run_at_once(
         lambda: ingest([tmp_path / "manuals"], context=ctx, durable=durable),
