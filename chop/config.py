@@ -169,9 +169,10 @@ class Context:
         _env("CHOP_ANSWER", "quote"),
         "'quote': the answer quotes the section that answers best, the LLM asked only for a "
         "yes/no question's verdict (about a second on a CPU); 'lead': the LLM also writes a "
-        "short answer that opens it, shown only when the section backs it (worth it with a "
-        "strong endpoint; with the local 1.5B, on the few questions tried, it repeated the quote "
-        "at about a minute per answer on loaded cores).",
+        "short answer that opens it, shown only when the section backs it, and answers a "
+        "figure question about filings with arithmetic it writes over the table rows found, "
+        "evaluated by chop (chop.figures). Worth it with a strong endpoint; the local 1.5B "
+        "repeated the quote and wrote no valid arithmetic for 5 FinanceBench questions.",
     )
     query_cnm: QueryCnmMode = _described(
         _env("CHOP_QUERY_CNM", "boost"),

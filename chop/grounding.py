@@ -65,7 +65,7 @@ _SET_FIELD = re.compile(
 )
 _LABEL_FIELD = re.compile(
     r"\b(?:model|category|categories|labels?|nouns?|tags?|metadata|json|fields?|title|"
-    r"file\s?name|classif\w*|entity|company|fiscal (?:year|quarter)|period|"
+    r"file\s?name|classif\w*|entity|company|fiscal (?:year|quarter|period)|reporting period|"
     r"product (?:is|name)|(?:this|the) (?:document|manual|guide|text|passage|file|report|"
     r"filing|chunk|section) (?:is|covers|describes|concerns|belongs|refers|applies|should|"
     r"must))\b",
@@ -110,6 +110,9 @@ def tokens(text: str) -> list[str]:
     return _token.findall(text.lower())
 
 
+MIN_COMMAND_WORDS = 3  # "Label" alone is a column header, not an order
+
+
 def is_instruction(sentence: str) -> bool:
     """Whether ``sentence`` speaks to the labeller instead of describing the product."""
     if _OVERRIDE.search(sentence) or _SET_FIELD.search(sentence):
@@ -118,7 +121,8 @@ def is_instruction(sentence: str) -> bool:
     names_label = bool(_LABEL_FIELD.search(sentence))
     if _MACHINE_READER.search(sentence):
         return commands or names_label
-    return commands and names_label
+    # a command needs an object: a lone "Label" column header or table cell is not one
+    return commands and names_label and len(sentence.split()) >= MIN_COMMAND_WORDS
 
 
 MIN_FRAGMENT_CHARS = 8  # a shorter piece could be part of anything

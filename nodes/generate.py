@@ -18,6 +18,7 @@ import prompts
 from chop.answering import (
     AnswerReply,
     Passage,
+    SectionReader,
     YesNoReply,
     best_passage,
     build_passages,
@@ -28,10 +29,18 @@ from chop.answering import (
     shown,
 )
 from chop.config import Context
+from chop.figures import (
+    FigureReply,
+    Row,
+    figure_answer,
+    is_figure_question,
+    relevant_rows,
+    table_rows,
+)
 from chop.llm import structured_call
 from chop.models import get_embedder
 from chop.state import AnswerState, Source
-from chop.store import store_for
+from chop.store import Store, store_for
 from nodes.retrieve import to_source
 
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
@@ -76,20 +85,33 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             last += 1
         return chunks[first : last + 1]
 
+    question = state["question"]
+    yes_no = is_yes_no_question(question)
+    figure_fallback: dict[str, Any] = {}  # why a figure question is answered by quoting
+    if ctx.answer == "lead" and not yes_no and is_figure_question(question):
+        rows = relevant_rows(rows_of(sources, read_section), question)
+        if rows:
+            figure = answer_from_rows(ctx, store, question, rows)
+            if "answer" in figure:
+                return figure
+            figure_fallback = figure
     passages = build_passages(sources, read_section)
     if not passages:
         return declined(NOT_ANSWERED)
     embedder = get_embedder(ctx)
-    question = state["question"]
     vectors = embedder.embed([question, *(x for p in passages for x in p.sentences)])
     scores = sentence_scores(passages, vectors)
     best = best_passage(passages, scores)
     chosen = passages[best]
     extracted = extract(chosen, scores[best])
-    yes_no = is_yes_no_question(question)
     if not yes_no and ctx.answer == "quote":
         answer = compose(chosen, extracted, None)
-        return {"answer": answer.text, "answerable": True, "citations": answer.citations}
+        return {
+            "answer": answer.text,
+            "answerable": True,
+            "citations": answer.citations,
+            **figure_fallback,
+        }
     messages = prompts.render(
         "generate_yes_no" if yes_no else "generate", question=question, passages=shown([chosen])
     )
@@ -100,7 +122,9 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     lead = reply.answer if reply and ctx.answer == "lead" else None
     answer = compose(chosen, extracted, lead, verdict)
     stats = {**result.stats(), f"answer_lead_{answer.lead}": 1.0}
-    note = ""
+    for name, value in figure_fallback.get("stats", {}).items():
+        stats[name] = stats.get(name, 0.0) + value
+    note = figure_fallback.get("answer_note", "")
     error: dict[str, str] = {}
     if reply is None:  # the passage's own words still answer; the failure is recorded
         stats["answer_model_failures"] = 1.0
@@ -115,6 +139,50 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         "answer_note": note,
         "stats": stats,
         **error,
+    }
+
+
+def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
+    """The table rows of the sources' sections, each section read once, in rank order."""
+    rows: list[Row] = []
+    seen: set[int] = set()
+    for source in sources:
+        if source["chunk_id"] in seen:
+            continue
+        section = read_section(source)
+        seen.update(chunk["chunk_id"] for chunk in section)
+        pages = sorted({p for chunk in section for p in chunk["metadata"].get("pages") or ()})
+        text = "\n".join(chunk["text"] for chunk in section)
+        rows.extend(table_rows(text, source["number"], pages))
+    return rows
+
+
+def answer_from_rows(ctx: Context, store: Store, question: str, rows: list[Row]) -> dict[str, Any]:
+    """A figure question answered by arithmetic over table rows (chop.figures): the model
+    writes the expression, code evaluates it. Without a usable expression the result has only
+    an ``answer_note`` saying why, and the caller quotes the passage instead."""
+    shown_rows = "\n".join(row.shown(number) for number, row in enumerate(rows, start=1))
+    messages = prompts.render("generate_figure", question=question, rows=shown_rows)
+    result = structured_call(ctx, store, "answer_figure", messages, FigureReply)
+    stats = result.stats()
+    expression = result.value.expression.strip() if result.value else ""
+    answered = figure_answer(question, expression, rows) if expression else None
+    if answered is None:
+        why = (
+            f"the model failed ({result.error})"
+            if result.value is None
+            else "the tables found do not hold the figures"
+            if not expression
+            else f"the model's arithmetic ({expression}) does not evaluate over the rows"
+        )
+        return {"answer_note": f"{why}; the answer quotes the passage", "stats": stats}
+    text, citations = answered
+    return {
+        "answer": text,
+        "answerable": True,
+        "citations": citations,
+        "answer_note": f"computed by chop from the cited rows: {expression}",
+        "stats": {**stats, "answer_figures": 1.0},
     }
 
 

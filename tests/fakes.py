@@ -27,6 +27,8 @@ def task_of(messages: list[BaseMessage]) -> str:
         return "cnm"
     if "title and opening text" in system:
         return "profile"
+    if "choosing table rows and writing arithmetic" in system:
+        return "figure"
     if "answer a question from one passage" in system or "decide a yes/no question" in system:
         return "answer"
     raise AssertionError(f"unknown prompt: {system[:80]}")
@@ -73,6 +75,10 @@ def sensible_reply(task: str, user: str) -> str:
         return json.dumps(
             {"category": "air conditioner", "model": title_model(user), "nouns": [noun]}
         )
+    if task == "figure":  # the first row's first period, as a careless but valid model might
+        first = re.search(r"^R1 .*?: (\S+) =", user, flags=re.M)
+        expression = f"R1[{first.group(1)}]" if first else ""
+        return json.dumps({"figures": "", "expression": expression})
     if task == "answer":
         # the passage's first line after its header: an answer the passage backs
         lines = [line for line in user.split("---")[-1].splitlines() if line.strip()]

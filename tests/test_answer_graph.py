@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from chop.api import ask, ingest
 from chop.config import Context
@@ -214,3 +215,89 @@ def test_quote_answers_need_the_llm_only_for_a_yes_no_verdict(
     assert "every 4 weeks" in result["answer"] and scripted.count("answer") == before
     verdict = ask("Is the Coolwave 330C filter cleaned every 4 weeks?", context=ctx)
     assert verdict["answer"].startswith("Yes. ") and scripted.count("answer") == before + 1
+
+
+BALANCE_SHEET = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
+Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter)
+
+# Consolidated Balance Sheets
+
+(in millions)
+December 31,
+2023   2022
+Cash and cash equivalents  $ 400  $ 350
+Total current assets  $ 1,500  $ 1,400
+Total current liabilities  $ 1,200  $ 1,000
+Total assets  $ 9,000  $ 8,600
+"""
+
+
+def acme_filing(context: Context) -> Context:
+    """A filing with a balance sheet, answered in lead mode (the model may write arithmetic)."""
+    ctx = context.with_overrides(
+        continuity_mode="rules", chunk_tokens=400, chunk_overlap=0, answer="lead"
+    )
+    ingest(documents=[make_document("acme2023", "annual report", BALANCE_SHEET)], context=ctx)
+    return ctx
+
+
+def figuring(expression: str) -> Responder:
+    """A model that writes ``expression`` for every figure question."""
+    return lambda task, user: (
+        json.dumps({"figures": "", "expression": expression})
+        if task == "figure"
+        else sensible_reply(task, user)
+    )
+
+
+def row_number(label: str, prompt: str) -> int:
+    return next(
+        int(n) for n, text in re.findall(r"^R(\d+) (.*?) \[", prompt, re.M) if text == label
+    )
+
+
+def test_a_figure_question_is_computed_by_code_from_the_rows_the_model_names(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = acme_filing(context)
+
+    def working_capital_ratio(task: str, user: str) -> str:
+        if task != "figure":
+            return sensible_reply(task, user)
+        assets = row_number("Total current assets", user)
+        debts = row_number("Total current liabilities", user)
+        return json.dumps({"figures": "", "expression": f"R{assets}[2023] / R{debts}[2023]"})
+
+    scripted.responder = working_capital_ratio
+    question = "What is Acme Widgets' FY2023 working capital ratio? Round to two decimal places."
+    result = ask(question, context=ctx)
+    assert result["answer"].startswith("1.25, computed as Total current assets (2023) / ")
+    assert "Total current liabilities (2023) 1,200 million [1]" in result["answer"]
+    assert result["citations"] == [1] and "computed by chop" in result["answer_note"]
+
+
+def test_arithmetic_that_does_not_evaluate_falls_back_to_the_passage_and_says_so(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = acme_filing(context)
+    scripted.responder = figuring("current assets / current liabilities")
+    result = ask("What is Acme Widgets' FY2023 working capital ratio?", context=ctx)
+    assert "Total current assets" in result["answer"], "the balance sheet is quoted instead"
+    assert "does not evaluate" in result["answer_note"]
+
+
+def test_only_lead_mode_asks_for_arithmetic_and_only_over_tables_of_periods(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    manuals = twin_manuals(context).with_overrides(answer="lead")
+    result = ask("How many weeks between filter cleanings on the Coolwave 330C?", context=manuals)
+    assert "every 4 weeks" in result["answer"] and scripted.count("figure") == 0
+    quoting = acme_filing(context).with_overrides(answer="quote")
+    result = ask("What is Acme Widgets' FY2023 working capital ratio?", context=quoting)
+    assert "Total current assets" in result["answer"] and scripted.count("figure") == 0

@@ -46,6 +46,8 @@ DESCRIPTIONS = [
     "AI Energy mode is available on this model only.",
     "Attention: Investor Relations, the Company, fiscal year 2023.",
     "Instructions for the installer: mount the model on a wall.",
+    "Label",
+    "respond within such 30 day period, the Indemnitor will be deemed to have rejected",
 ]
 SECTIONS = [
     "Filter care. Clean the mesh filter with warm water every two weeks and let it dry.",

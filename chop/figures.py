@@ -1,0 +1,308 @@
+"""Figures from the tables of filings: the rows a question needs, and arithmetic done by code.
+
+A small local model paraphrases or miscopies numbers, and cannot be trusted to multiply. So a
+question that asks for a figure is answered in three steps: the table rows of the sections
+retrieval found are read here ("Inventories  $ 2,757  $ 2,904" under a "2023   2022" header
+becomes a row with a value per period); the model only writes an arithmetic expression over
+those rows (``(R2[2023] - R2[2022]) / R2[2022] * 100``); the expression is checked and
+evaluated here, and the answer states the result with every operand and the source it came
+from. A figure in the answer is therefore either printed in a cited source or computed from
+such figures by the expression shown.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+MAX_ROWS = 24  # rows shown to the model: a statement's worth, in its prompt budget
+MAX_LABEL_CHARS = 90  # a longer "label" is a sentence that happens to end in a figure
+MIN_TABLE_ROWS = 2  # fewer rows under a period header is prose with a year in it, not a table
+
+_YEAR = r"(?:19|20)\d\d"
+_CELL = re.compile(
+    r"(?:\$\s*)?\(\s*\$?\s*\d[\d,]*(?:\.\d+)?\s*\)\s*%?"  # (1,234) is negative
+    r"|(?:\$\s*)?-?\d[\d,]*(?:\.\d+)?\s*%?"
+    r"|[—–-]{1,2}"  # a dash: nothing in this period
+)
+_TRAILING_CELL = re.compile(r"(?:^|\s)(" + _CELL.pattern + r")\s*$")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # "Sept." "December"
+_HEADER_WORDS = re.compile(
+    rf"\b(?:{_MONTH}|fiscal|year|years|ended|ending|as|of|at|and|the|quarter|three|six|nine|"
+    r"twelve|months|weeks|fy|q[1-4]|in|millions|thousands|billions|except|per|share|data|"
+    r"amounts|\d{1,2})\b,?",
+    re.IGNORECASE,
+)
+_UNIT = re.compile(r"\bin\s+(millions|thousands|billions)\b", re.IGNORECASE)
+_UNITLESS = re.compile(
+    r"\b(?:days?|ratio|turns?|per share|percent|margin|rate|number|employees|stores)\b",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"\s*[A-Z(]")  # a row's label opens like a line item, not mid-sentence
+_FOOTNOTE = re.compile(r"\(\d\)")
+_ROW_REFERENCE = re.compile(r"\bR(\d+)\s*\[\s*(-?\d+)\s*\]")
+_DECIMALS = re.compile(r"\b(one|two|three|1|2|3)\s+decimal", re.IGNORECASE)
+_PERCENT_ASKED = re.compile(r"%|\bpercent|\bpercentage\b|\bmargin\b|\bcagr\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z]{3,}")
+_QUANTITY_CUES = re.compile(
+    r"\bhow (?:much|many)\b|\bratio\b|\bmargin\b|\baverage\b|\bpercent|%|\brate\b|\bamount\b|"
+    r"\btotal\b|\bchange\b|\bgrowth\b|\bcagr\b|\bround\b|\busd\b|\bturnover\b|\bdays\b|"
+    r"\bwhat (?:is|was|were|are) (?:the |its |their )?(?:\w+ ){0,6}(?:of|for|in)\b",
+    re.IGNORECASE,
+)
+
+
+class FigureReply(BaseModel):
+    """The model's part of a figure answer: which rows and what arithmetic, nothing else."""
+
+    figures: str  # the figures needed, each with its reference: the model reasons before it writes
+    expression: str  # e.g. "(R1[2023] + R1[2022]) / 2"; "" when the rows lack a figure it needs
+
+
+@dataclass
+class Row:
+    """One line of a table: its label, a value per period, where it was printed."""
+
+    label: str
+    values: list[float | None]
+    periods: list[str]  # the header's years, one per value ("" where the header has none)
+    unit: str  # "millions", "thousands", "billions" or ""
+    source: int  # the citation number of the source it was read from
+    pages: list[int] = field(default_factory=list)
+    percent: bool = False
+
+    def value(self, column: str) -> float | None:
+        """The value in the period column ``column`` ("2022"), or by position ("0", "-1")."""
+        if column in self.periods:
+            return self.values[self.periods.index(column)]
+        position = int(column)
+        if len(column) <= 2 and -len(self.values) <= position < len(self.values):
+            return self.values[position]
+        return None
+
+    def shown(self, number: int) -> str:
+        """The row as the prompt and the answer show it."""
+        cells = "; ".join(
+            f"{period or index} = {_written(value, self.percent)}"
+            for index, (period, value) in enumerate(zip(self.periods, self.values, strict=True))
+        )
+        unit = f", in {self.unit}" if self.unit else ""
+        return f"R{number} {self.label} [{self.source}{unit}]: {cells}"
+
+
+def is_figure_question(question: str) -> bool:
+    """Whether the question asks for a quantity (an amount, a ratio, a change, a count)."""
+    return bool(_QUANTITY_CUES.search(question))
+
+
+def table_rows(text: str, source: int, pages: Sequence[int] = ()) -> list[Row]:
+    """The rows of the tables in ``text``: lines that end in figures under a header line of
+    periods (years, or dates that end in years). Lines before any such header, and footnote
+    marks like "(1)" beyond the header's columns, are not values."""
+    rows: list[Row] = []
+    periods: list[str] = []
+    unit = ""
+    for line in text.splitlines():
+        named_unit = _UNIT.search(line)
+        if named_unit:
+            unit = named_unit.group(1).lower()
+        header = _periods(line)
+        if header:
+            periods = header
+            continue
+        if not periods:
+            continue
+        label, cells = _split_row(line)
+        if not cells or not _LABEL.match(label) or len(label) > MAX_LABEL_CHARS:
+            continue  # no label, or prose that ends in a number
+        extra = len(cells) - len(periods)
+        if extra > 0 and all(_FOOTNOTE.fullmatch(cell) for cell in cells[:extra]):
+            label = " ".join([label, *cells[:extra]])  # "Days payable outstanding (1)"
+            cells = cells[extra:]
+        values = [_number(cell) for cell in cells]
+        if all(value is None for value in values):
+            continue
+        row_periods = periods[: len(values)] if len(values) == len(periods) else [""] * len(values)
+        rows.append(
+            Row(label.strip(" .:$"), values, row_periods, unit, source, list(pages),
+                percent=any(cell.rstrip().endswith("%") for cell in cells))
+        )  # fmt: skip
+    return rows if len(rows) >= MIN_TABLE_ROWS else []
+
+
+def relevant_rows(rows: Iterable[Row], question: str, limit: int = MAX_ROWS) -> list[Row]:
+    """The rows whose labels share the most words with the question, in their table order, so
+    a statement's neighbouring lines stay together; duplicates (the same line read from two
+    overlapping sources) once."""
+    asked = set(_WORD.findall(question.lower()))
+    unique: dict[tuple[str, tuple[float | None, ...]], tuple[int, Row]] = {}
+    for order, row in enumerate(rows):
+        unique.setdefault((row.label.lower(), tuple(row.values)), (order, row))
+    ranked = sorted(
+        unique.values(),
+        key=lambda item: (-len(asked & set(_WORD.findall(item[1].label.lower()))), item[0]),
+    )
+    return [row for _, row in sorted(ranked[:limit], key=lambda item: item[0])]
+
+
+class ExpressionError(ValueError):
+    """The model's expression is not arithmetic over the rows shown, or cannot be evaluated."""
+
+
+def evaluate(expression: str, rows: Sequence[Row]) -> tuple[float, list[tuple[Row, str]]]:
+    """The value of ``expression`` (numbers, + - * / ** and parentheses, ``R<n>[<period>]``
+    references to ``rows``, numbered from 1) and the operands it used, in order."""
+    used: list[tuple[Row, str]] = []
+
+    def reference(match: re.Match[str]) -> str:
+        number, column = int(match.group(1)), match.group(2)
+        if not 1 <= number <= len(rows):
+            raise ExpressionError(f"R{number} is not one of the {len(rows)} rows shown")
+        row = rows[number - 1]
+        value = row.value(column)
+        if value is None:
+            raise ExpressionError(f"R{number} has no value for {column}")
+        used.append((row, column))
+        return f"({value!r})"
+
+    arithmetic = _ROW_REFERENCE.sub(reference, expression.strip())
+    if not used:
+        raise ExpressionError("the expression uses no row")
+    try:
+        tree = ast.parse(arithmetic, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"not an arithmetic expression: {expression!r}") from exc
+    value = _arithmetic(tree.body)
+    if not math.isfinite(value):
+        raise ExpressionError("the expression has no finite value")
+    return value, used
+
+
+def figure_answer(
+    question: str, expression: str, rows: Sequence[Row]
+) -> tuple[str, list[int]] | None:
+    """The answer a user reads for a figure question, and the sources it cites; None when the
+    expression does not evaluate over the rows (the caller falls back to quoting)."""
+    try:
+        value, used = evaluate(expression, rows)
+    except (ExpressionError, ZeroDivisionError, OverflowError):
+        return None
+    percent = bool(_PERCENT_ASKED.search(question)) or all(row.percent for row, _ in used)
+    if percent and abs(value) < 1.5 and "100" not in expression and not used[0][0].percent:
+        value *= 100  # a share asked for in percent and written as a fraction
+    result = _written(value, percent, _decimals_asked(question))
+    distinct = list({(id(row), column): (row, column) for row, column in used}.values())
+    operands = "; ".join(
+        f"{row.label} ({column}) {_written(row.value(column), row.percent)}"
+        f"{_unit_word(row)} [{row.source}]"
+        for row, column in distinct
+    )
+    if len(used) == 1 and not _is_computed(expression):
+        row, column = used[0]
+        text = f"{row.label} ({column}): {result}{_unit_word(row)} [{row.source}]."
+    else:
+        readable = _ROW_REFERENCE.sub(
+            lambda m: f"{rows[int(m.group(1)) - 1].label} ({m.group(2)})", expression.strip()
+        )
+        text = f"{result}, computed as {readable}, from: {operands}."
+    citations = list(dict.fromkeys(row.source for row, _ in used))
+    return text, citations
+
+
+def _unit_word(row: Row) -> str:
+    """ " million" after a figure of a table "in millions"; nothing for a percentage, a count
+    or a ratio in such a table (days, turns, per-share figures)."""
+    if not row.unit or row.percent or _UNITLESS.search(row.label):
+        return ""
+    return f" {row.unit.rstrip('s')}"
+
+
+def _is_computed(expression: str) -> bool:
+    return bool(re.search(r"[-+*/]", _ROW_REFERENCE.sub("", expression)))
+
+
+def _periods(line: str) -> list[str]:
+    """The years of a header line ("2023   2022", "May 26, 2019  May 27, 2018"), else []."""
+    years = re.findall(rf"(?<![\d,.$]){_YEAR}(?![\d,.]\d)", line)
+    if not years:
+        return []
+    rest = re.sub(rf"(?<![\d,.$]){_YEAR}(?![\d,.]\d)", " ", line)
+    rest = _HEADER_WORDS.sub(" ", rest)
+    if re.search(r"[\d$%]", rest) or len(re.findall(r"[A-Za-z]{2,}", rest)) > 2:
+        return []
+    return years
+
+
+def _split_row(line: str) -> tuple[str, list[str]]:
+    """A line as (label, trailing figure cells), the cells in their printed order."""
+    cells: list[str] = []
+    rest = line.rstrip()
+    while True:
+        match = _TRAILING_CELL.search(rest)
+        if not match:
+            break
+        cells.insert(0, match.group(1).strip())
+        rest = rest[: match.start(1)].rstrip()
+    while rest.endswith("$"):  # "$ 1,234" split as "$" then the number
+        rest = rest[:-1].rstrip()
+    return rest, cells
+
+
+def _number(cell: str) -> float | None:
+    """A printed figure as a number: "(1,234)" is negative, a dash is nothing."""
+    digits = re.sub(r"[$,%\s]", "", cell)
+    if not re.search(r"\d", digits):
+        return None
+    negative = digits.startswith("(") or digits.startswith("-")
+    value = float(digits.strip("()-"))
+    return -value if negative else value
+
+
+def _written(value: float | None, percent: bool = False, decimals: int | None = None) -> str:
+    """A figure as the answer writes it: thousands separated, the decimals the question asked
+    for (else at most two), a % sign for a percentage."""
+    if value is None:
+        return "—"
+    if decimals is None:
+        decimals = 0 if float(value).is_integer() and abs(value) >= 10 else 2
+    text = f"{value:,.{decimals}f}"
+    return text + "%" if percent else text
+
+
+def _decimals_asked(question: str) -> int | None:
+    match = _DECIMALS.search(question)
+    if not match:
+        return None
+    word = match.group(1).lower()
+    return {"one": 1, "two": 2, "three": 3}.get(word) or int(word)
+
+
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def _arithmetic(node: ast.expr) -> float:
+    """The value of an arithmetic syntax tree; anything but numbers and + - * / ** is refused."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = _arithmetic(node.operand)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _OPERATORS):
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, ast.Div):
+            return left / right
+        if abs(right) > 10:
+            raise ExpressionError("an exponent over 10 is not a financial formula")
+        return float(left**right)
+    raise ExpressionError(f"not arithmetic: {ast.unparse(node)}")
