@@ -117,8 +117,11 @@ def is_instruction(sentence: str) -> bool:
     """Whether ``sentence`` speaks to the labeller instead of describing the product."""
     if _OVERRIDE.search(sentence) or _SET_FIELD.search(sentence):
         return True
-    commands = bool(_COMMAND.search(sentence))
-    names_label = bool(_LABEL_FIELD.search(sentence))
+    command = _COMMAND.search(sentence)
+    commands = bool(command)
+    # the field must be named apart from the command: "classify net sales as ..." names none
+    rest = sentence[: command.start()] + " " + sentence[command.end() :] if command else sentence
+    names_label = bool(_LABEL_FIELD.search(rest))
     if _MACHINE_READER.search(sentence):
         return commands or names_label
     # a command needs an object: a lone "Label" column header or table cell is not one

@@ -47,6 +47,7 @@ DESCRIPTIONS = [
     "Attention: Investor Relations, the Company, fiscal year 2023.",
     "Instructions for the installer: mount the model on a wall.",
     "Label",
+    "classify net sales as products or services on our consolidated statements of earnings",
     "respond within such 30 day period, the Indemnitor will be deemed to have rejected",
 ]
 SECTIONS = [
