@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -488,3 +491,43 @@ def test_pdfs_parsed_by_worker_processes_load_exactly_as_in_this_process(
     assert load_paths([tmp_path], workers=2) == alone, "same documents, order and problems"
     monkeypatch.setattr("sys.executable", "/bin/false")  # a worker that cannot start
     assert load_paths([tmp_path], workers=2) == alone, "its files are parsed here instead"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting to be reaped does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(x) for x in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_parse_workers_of_a_killed_ingest_exit_with_it(tmp_path: Path) -> None:
+    page = tmp_path / "page.txt"
+    page.write_text("Filter care. Clean the filter every two weeks.\n" * 50, encoding="utf-8")
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from chop.loaders.workers import load_in_workers;"
+         f"load_in_workers([Path({str(page)!r})] * 200000, 50, 2)"],
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers) == 2, "two parse workers started"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(_alive, workers)), "no parse worker outlives its ingest"
