@@ -2,7 +2,8 @@
 
 One LLM call reads the document's title and opening for its category and, where nothing else
 names it, its model; chop.profile decides the profile from that reply and the rules (user-set
-fields, the title, the identity card read from the file name and the first pages).
+fields, the title, the identity card read from the file name and the first pages). A filing
+whose card the rules complete is profiled without the call (chop.profile.needs_llm_profile).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from langgraph.runtime import Runtime
 import prompts
 from chop.cnm import DocumentProfileReply
 from chop.config import Context
-from chop.documents import Problem
+from chop.documents import Problem, SourceDocument
 from chop.llm import structured_call
-from chop.profile import document_profile, instructions_note, llm_opening
+from chop.profile import document_profile, instructions_note, llm_opening, needs_llm_profile
 from chop.state import DocumentState
 from chop.store import store_for
 
@@ -24,6 +25,8 @@ from chop.store import store_for
 def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     document = state["document"]
+    if not needs_llm_profile(document):
+        return profiled(document, None, runtime, {"profile_calls_skipped": 1.0})
     messages = prompts.render(
         "profile_document", title=document["title"], text=llm_opening(document)
     )
@@ -34,7 +37,18 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
         runtime.stream_writer(
             {"event": "llm_failed", "task": "document_profile", "error": result.error}
         )
-    profile = document_profile(document, result.value)
+    stats = {**result.stats(), "profile_fallbacks": float(result.value is None)}
+    return profiled(document, result.value, runtime, stats)
+
+
+def profiled(
+    document: SourceDocument,
+    reply: DocumentProfileReply | None,
+    runtime: Runtime[Context],
+    stats: dict[str, float],
+) -> dict[str, Any]:
+    """The profile from the rules and ``reply``, its warnings said and streamed."""
+    profile = document_profile(document, reply)
     warnings: list[Problem] = []
     if note := instructions_note(profile):  # not followed; said once per document
         warnings.append(Problem(source=document["source"], reason=note))
@@ -43,5 +57,5 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
     return {
         "profile": profile,
         "warnings": warnings,
-        "stats": {**result.stats(), "profile_fallbacks": int(result.value is None)},
+        "stats": stats,
     }
