@@ -68,15 +68,14 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     assert len(store.documents(ctx.collection)) == 3
 
 
+@pytest.mark.usefixtures("scripted", "embedder")  # the embedder loads before the clock starts
 def test_an_outage_longer_than_the_bound_ends_the_run_with_one_message(
     context: Context,
     store: Store,
-    scripted: ScriptedChatModel,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    embedder: object,  # loaded before the clock starts
 ) -> None:
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)

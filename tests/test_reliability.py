@@ -270,8 +270,9 @@ def test_ctrl_c_stops_an_ingest_within_seconds_and_the_same_command_resumes(
 
 
 # ------------------------------------------------------------------ 9. questions
+@pytest.mark.usefixtures("store", "scripted")
 def test_odd_questions_are_answered_or_refused_with_a_message_never_a_crash(
-    context: Context, store: Store, scripted: ScriptedChatModel
+    context: Context,
 ) -> None:
     ctx = small(context, search="hybrid")
     ingest(documents=[], context=ctx)
@@ -293,10 +294,9 @@ def test_the_cli_refuses_a_huge_question_in_one_line(capsys: pytest.CaptureFixtu
 
 
 # ------------------------------------------------------------------ 10/11. honest reports
+@pytest.mark.usefixtures("store", "scripted")
 def test_each_skipped_file_is_reported_once_with_or_without_quiet(
     context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
