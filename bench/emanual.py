@@ -688,25 +688,23 @@ def resolve_data(value: str | None) -> Path:
     return Path(value or os.environ.get("CHOP_EMANUAL_DATA") or DEFAULT_DATA)
 
 
-def parse_methods(value: str) -> list[str]:
-    methods = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
+def comma_choices(value: str, choices: Sequence[str], what: str) -> list[str]:
+    """The comma-separated ``value`` as a list without repeats, each one of ``choices``."""
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in choices]
+    if unknown or not chosen:
         raise argparse.ArgumentTypeError(
-            f"unknown method(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(METHODS)}"
+            f"unknown {what}(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(choices)}"
         )
-    return list(dict.fromkeys(methods))
+    return list(dict.fromkeys(chosen))
+
+
+def parse_methods(value: str) -> list[str]:
+    return comma_choices(value, METHODS, "method")
 
 
 def parse_structures(value: str) -> list[str]:
-    chosen = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [v for v in chosen if v not in STRUCTURES]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown structure(s) {', '.join(unknown) or '(none)'}; choose from "
-            f"{', '.join(STRUCTURES)}"
-        )
-    return list(dict.fromkeys(chosen))
+    return comma_choices(value, STRUCTURES, "structure")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -70,108 +70,76 @@ def write_files(out: Path, stem: str, results: dict[str, Any], text: str) -> Non
     write_report(out, stem, dumps(results), text)
 
 
+SUMMARY = ("hit@1", "hit@10", "mrr@10", "ndcg@10", "doc@1")  # a group's or tie order's columns
+
+
+def _header(keys: Sequence[str]) -> list[str]:
+    """hit@1 -> Hit@1, ndcg@10 -> NDCG@10."""
+    names = {"hit": "Hit", "mrr": "MRR", "ndcg": "NDCG", "doc": "Doc"}
+    return [names[name] + "@" + k for name, k in (key.split("@") for key in keys)]
+
+
+def _cells(metrics: dict[str, float], keys: Sequence[str]) -> list[str]:
+    return [_f(metrics[key]) for key in keys]
+
+
+def per_method(
+    results: dict[str, Any], header: Sequence[str], row: Callable[[str, dict[str, Any]], list[Any]]
+) -> str:
+    """A Markdown table with one row a method: ``row(method, its result)``."""
+    return md_table(header, [row(method, r) for method, r in results["methods"].items()])
+
+
 def main_table(results: dict[str, Any]) -> str:
     """Rows = methods; the retrieval metrics and the cost of building each index."""
-    header = [
-        "method",
-        "Hit@1",
-        "Hit@3",
-        "Hit@5",
-        "Hit@10",
-        "MRR@10",
-        "NDCG@10",
-        "Doc@1",
-        "chunks",
-        "LLM work",
-        "LLM/chunk",
-        "index wall s",
-        "retrieval",
-    ]
-    rows = []
-    for method, result in results["methods"].items():
-        m, c = result["metrics"], result["costs"]
-        rows.append(
-            [
-                method,
-                *(_f(m[f"hit@{k}"]) for k in KS),
-                _f(m["mrr@10"]),
-                _f(m["ndcg@10"]),
-                _f(m["doc@1"]),
-                c["chunks"],
-                *llm_work(c),
-                f"{c['index_seconds']:.1f}",
-                "chop" if result.get("method") == "chop" else "plain",
-            ]
-        )
-    return "\n".join(_table(header, rows))
+    keys = [*(f"hit@{k}" for k in KS), "mrr@10", "ndcg@10", "doc@1"]
+    costs = ["chunks", "LLM work", "LLM/chunk", "index wall s", "retrieval"]
+    return per_method(
+        results,
+        ["method", *_header(keys), *costs],
+        lambda method, r: [
+            method,
+            *_cells(r["metrics"], keys),
+            r["costs"]["chunks"],
+            *llm_work(r["costs"]),
+            f"{r['costs']['index_seconds']:.1f}",
+            "chop" if r.get("method") == "chop" else "plain",
+        ],
+    )
 
 
 def rank_table(results: dict[str, Any]) -> str:
-    header = ["method", *(f"MRR@{k}" for k in KS), *(f"NDCG@{k}" for k in KS)]
-    rows = [
-        [
-            method,
-            *(_f(r["metrics"][f"mrr@{k}"]) for k in KS),
-            *(_f(r["metrics"][f"ndcg@{k}"]) for k in KS),
-        ]
-        for method, r in results["methods"].items()
-    ]
-    return "\n".join(_table(header, rows))
+    keys = [*(f"mrr@{k}" for k in KS), *(f"ndcg@{k}" for k in KS)]
+    return per_method(
+        results, ["method", *_header(keys)], lambda method, r: [method, *_cells(r["metrics"], keys)]
+    )
 
 
 def cost_table(results: dict[str, Any]) -> str:
-    header = [
-        "method",
-        "collection",
-        "chunks",
-        "LLM calls",
-        "LLM s",
-        "cache hits",
-        "embed s",
-        "index wall s",
-        "retrieval s",
-    ]
-    rows = []
-    for method, r in results["methods"].items():
-        c = r["costs"]
-        rows.append(
-            [
-                method,
-                c["collection"],
-                c["chunks"],
-                c["llm_calls"],
-                f"{c['llm_seconds']:.1f}",
-                c["cache_hits"],
-                f"{c['embed_seconds']:.1f}",
-                f"{c['index_seconds']:.1f}",
-                f"{c['retrieval_seconds']:.2f}",
-            ]
-        )
-    return "\n".join(_table(header, rows))
+    header = ["method", "collection", "chunks", "LLM calls", "LLM s", "cache hits", "embed s"]
+    return per_method(
+        results,
+        [*header, "index wall s", "retrieval s"],
+        lambda method, r: [
+            method,
+            *(r["costs"][key] for key in ("collection", "chunks", "llm_calls")),
+            f"{r['costs']['llm_seconds']:.1f}",
+            r["costs"]["cache_hits"],
+            *(f"{r['costs'][key]:.1f}" for key in ("embed_seconds", "index_seconds")),
+            f"{r['costs']['retrieval_seconds']:.2f}",
+        ],
+    )
 
 
 def group_table(results: dict[str, Any]) -> str:
-    header = ["questions", "method", "n", "Hit@1", "Hit@10", "MRR@10", "NDCG@10", "Doc@1"]
     rows = []
     names = list(dict.fromkeys(n for r in results["methods"].values() for n in r["groups"]))
     for name in names:
         for method, r in results["methods"].items():
-            if name not in r["groups"]:
-                continue
-            m = r["groups"][name]
-            rows.append(
-                [
-                    name,
-                    method,
-                    int(m["questions"]),
-                    _f(m["hit@1"]),
-                    _f(m["hit@10"]),
-                    _f(m["mrr@10"]),
-                    _f(m["ndcg@10"]),
-                    _f(m["doc@1"]),
-                ]
-            )
-    return "\n".join(_table(header, rows))
+            if name in r["groups"]:
+                m = r["groups"][name]
+                rows.append([name, method, int(m["questions"]), *_cells(m, SUMMARY)])
+    return md_table(["questions", "method", "n", *_header(SUMMARY)], rows)
 
 
 def tie_warnings(results: dict[str, Any]) -> list[str]:
@@ -203,17 +171,12 @@ def tie_warnings(results: dict[str, Any]) -> list[str]:
 
 def tie_table(results: dict[str, Any]) -> str:
     """The store's order next to equal scores broken against / for the gold device."""
-    header = ["method", "ties at 1", "order", "Hit@1", "Hit@10", "MRR@10", "NDCG@10", "Doc@1"]
     rows = []
     for method, r in results["methods"].items():
         tied = round(r["metrics"]["tied@1"] * r["metrics"]["questions"])
-        orders = r["tie_bounds"]
-        for name, m in orders.items():
-            rows.append(
-                [method, tied, name, _f(m["hit@1"]), _f(m["hit@10"]), _f(m["mrr@10"]),
-                 _f(m["ndcg@10"]), _f(m["doc@1"])]
-            )  # fmt: skip
-    return "\n".join(_table(header, rows))
+        for name, m in r["tie_bounds"].items():
+            rows.append([method, tied, name, *_cells(m, SUMMARY)])
+    return md_table(["method", "ties at 1", "order", *_header(SUMMARY)], rows)
 
 
 def answer_table(results: dict[str, Any]) -> str | None:
@@ -227,7 +190,7 @@ def answer_table(results: dict[str, Any]) -> str | None:
             )
     if not rows:
         return None
-    return "\n".join(_table(["method", "answered", "token F1", "ROUGE-L", "BERTScore", "s"], rows))
+    return md_table(["method", "answered", "token F1", "ROUGE-L", "BERTScore", "s"], rows)
 
 
 def gold_lines(gold: dict[str, Any]) -> list[str]:

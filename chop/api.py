@@ -13,9 +13,9 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
@@ -27,6 +27,8 @@ from chop.documents import SourceDocument, source_documents
 from chop.state import add_counts
 
 Event = dict[str, Any]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
@@ -233,36 +235,27 @@ def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
     return dict(graph.invoke({"question": question}, context=ctx, config=run_config(ctx)))
 
 
-async def aingest(
-    paths: Iterable[str | Path] | str | Path = (),
-    documents: Sequence[SourceDocument | Document] | Document = (),
-    *,
-    delete: Sequence[str] | str = (),
-    context: Context | None = None,
-    on_event: Callable[[Event], None] | None = None,
-    durable: bool = False,
-    checkpointer: BaseCheckpointSaver | None = None,
-    thread_id: str | None = None,
-    meta: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def _in_a_thread(sync: Callable[P, R], name: str, doc: str) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``sync`` for asyncio code: it runs in a worker thread and the event loop stays free."""
+
+    @functools.wraps(sync)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(sync, *args, **kwargs)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = doc
+    return run
+
+
+aingest = _in_a_thread(
+    ingest,
+    "aingest",
     """:func:`ingest` for asyncio code: it runs in a worker thread and the event loop stays free.
 
     The graph's nodes and the store are synchronous, so a thread is what ``ainvoke`` would use
     for them anyway; ``use_models`` overrides travel with it (asyncio copies the context).
-    """
-    run = functools.partial(
-        ingest,
-        paths,
-        documents,
-        delete=delete,
-        context=context,
-        on_event=on_event,
-        durable=durable,
-        checkpointer=checkpointer,
-        thread_id=thread_id,
-        meta=meta,
-    )
-    return await asyncio.to_thread(run)
+    """,
+)
 
 
 async def aask(question: str, *, context: Context | None = None) -> dict[str, Any]:

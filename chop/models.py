@@ -208,7 +208,7 @@ def _local_chat_model(gguf: str, threads: int) -> BaseChatModel:
         import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise ModelUnavailable(
-            "the local chat model needs llama-cpp-python (see README: build flags), "
+            "the local chat model needs llama-cpp-python (build flags: docs/reference.md#install), "
             "or set CHOP_CHAT_PROVIDER=openai"
         ) from exc
     return ChatLlamaCpp(

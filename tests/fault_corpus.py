@@ -15,7 +15,7 @@ from pathlib import Path
 
 from chop.loaders import name_text
 from chop.sample_corpus import write_sample_corpus
-from tests.test_loaders import encrypt_pdf, make_pdf
+from tests.pdfs import encrypt_pdf, make_pdf
 
 GOOD_FORMATS = ("md", "md", "md", "html", "html", "txt", "pdf", "json")
 

@@ -60,9 +60,9 @@ from chop.store import (
 )
 from chop.stub_llm import StubServer
 from nodes.persist import NEEDS_RELABEL
+from tests.database import restart_embedded_server
 from tests.fault_corpus import Hostile, write_corpus
 from tests.test_database_outage import database_outage
-from tests.test_database_restart import restart_embedded_server
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "faults"

@@ -14,7 +14,7 @@ from chop.cli import EXIT_LLM_UNAVAILABLE, main
 from chop.config import Context
 from chop.retriever import ChopRetriever
 from chop.sample_corpus import write_sample_corpus
-from chop.store import Store, UnknownCollection, store_for
+from chop.store import UnknownCollection, store_for
 from graphs.answer import graph as answer_graph
 from graphs.ingest import graph as ingest_graph
 from tests.fakes import ScriptedChatModel
@@ -26,12 +26,9 @@ def down(task: str, user: str) -> str:
     raise ConnectionError("the LLM endpoint refused the connection")
 
 
+@pytest.mark.usefixtures("store", "scripted")
 def test_one_folder_given_as_a_string_or_a_path_is_one_path(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    context: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_sample_corpus(tmp_path / "manuals")
     monkeypatch.chdir(tmp_path)  # a relative name: its characters would all be missing paths
@@ -74,8 +71,9 @@ def test_a_misspelt_context_key_is_refused_by_name(
             graph.invoke(run_input, context=context_keys)
 
 
+@pytest.mark.usefixtures("scripted")
 def test_unknown_input_keys_are_refused_by_name_instead_of_an_ingest_of_nothing(
-    context: Context, scripted: ScriptedChatModel, tmp_path: Path
+    context: Context, tmp_path: Path
 ) -> None:
     write_sample_corpus(tmp_path / "manuals")
     with pytest.raises(ValueError, match=r"unknown input key\(s\) 'path'.*paths, documents"):
@@ -93,9 +91,9 @@ def test_a_meta_value_of_the_wrong_kind_names_the_field_and_the_value(
         ingest(tmp_path, meta=["fiscal_year", 2023], context=context)  # type: ignore[arg-type]
 
 
+@pytest.mark.usefixtures("store")
 def test_chop_ask_exits_non_zero_with_one_line_when_the_llm_fails(
     context: Context,
-    store: Store,
     scripted: ScriptedChatModel,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -120,8 +118,9 @@ def test_chop_ask_exits_non_zero_with_one_line_when_the_llm_fails(
     assert main(["ask", QUESTION, "--collection", context.collection, "--json"]) == 3
 
 
+@pytest.mark.usefixtures("store")
 def test_an_llm_outage_message_always_names_the_last_error(
-    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
+    context: Context, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
     # headed manuals need only the profile call per document: before, those failures were not
     # reported and the message ended in an empty "(last: )"

@@ -105,8 +105,9 @@ def test_a_dropped_collection_forgets_its_embedder(
     assert store.collection_record(minilm_collection.collection) is None
 
 
+@pytest.mark.usefixtures("store")
 def test_checkpoints_of_a_run_killed_long_ago_are_deleted_by_the_next_durable_ingest(
-    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
+    context: Context, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
     ctx = small(context)
     old = write_manual(tmp_path / "old", "a.md", "Coolwave 225B Manual", "Filter. " * 40)

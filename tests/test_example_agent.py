@@ -3,12 +3,8 @@ end with the real store and embedder and a scripted chat model."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
 from pydantic import Field
 
 from chop.config import Context
@@ -25,18 +21,12 @@ class AgentChatModel(ScriptedChatModel):
 
     agent_prompts: list[str] = Field(default_factory=list)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def reply(self, messages: list[BaseMessage]) -> str:
         system = str(messages[0].content)
         if not system.startswith("You are a support agent"):
-            return super()._generate(messages, stop, run_manager, **kwargs)
+            return super().reply(messages)
         self.agent_prompts.append(system)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=REPLY))])
+        return REPLY
 
 
 def test_the_example_agent_answers_from_chop_passages(

@@ -13,13 +13,13 @@ from chop.api import ingest
 from chop.cli import main
 from chop.config import Context
 from chop.store import Store
-from tests.fakes import ScriptedChatModel
 
 MANUAL = "# Coolwave note\n\n" + "Clean the mesh filter with warm water and let it dry. " * 8
 
 
+@pytest.mark.usefixtures("scripted")
 def test_a_file_whose_name_is_not_utf8_is_stored_under_an_escaped_id(
-    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
+    context: Context, store: Store, tmp_path: Path
 ) -> None:
     (tmp_path / os.fsdecode(b"caf\xe9-notes.md")).write_text(MANUAL, encoding="utf-8")
     (tmp_path / os.fsdecode(b"r\xe9sum\xe9.txt")).write_text(MANUAL[16:], encoding="utf-8")
@@ -47,10 +47,10 @@ def test_a_path_with_markup_or_a_newline_is_reported_in_one_plain_line(
     ]
 
 
+@pytest.mark.usefixtures("scripted")
 def test_skipped_files_with_markup_or_newlines_in_their_names_do_not_stop_the_run(
     context: Context,
     store: Store,
-    scripted: ScriptedChatModel,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

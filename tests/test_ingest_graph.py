@@ -14,9 +14,10 @@ import prompts
 from chop.api import ingest
 from chop.cnm import CNM, DocumentProfileReply, drop_product_names, prefix_line, section_title
 from chop.config import Context
-from chop.documents import make_document
+from chop.documents import SourceDocument, make_document
 from chop.profile import document_profile, opening_cnm
 from chop.state import Chunk
+from chop.store import Store
 from graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity
 from nodes.judge_continuity import rule_decision
 from tests.fakes import ScriptedChatModel, sensible_reply
@@ -25,7 +26,7 @@ FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry
 TANK = "Tank drainage. " + "Empty the water tank when the full light shows. " * 6
 
 
-def manual(doc_id: str, title: str, *sections: str):  # type: ignore[no-untyped-def]
+def manual(doc_id: str, title: str, *sections: str) -> SourceDocument:
     return make_document(doc_id, title, "\n\n".join(sections))
 
 
@@ -82,8 +83,8 @@ def test_gate_decides_clear_pairs_and_leaves_the_ambiguous_band_to_the_llm(
 
 def test_true_chunks_inherit_and_false_chunks_get_a_new_cnm(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     report = ingest(
         documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=llm_context(context)
@@ -110,8 +111,8 @@ def test_true_chunks_inherit_and_false_chunks_get_a_new_cnm(
 
 def test_a_plain_documents_first_chunk_takes_its_nouns_from_the_profile_call(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     gate = context.with_overrides(continuity_mode="gate", chunk_tokens=40, chunk_overlap=0)
     ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=gate)
@@ -140,8 +141,8 @@ def test_nouns_that_only_name_a_kind_of_document_are_not_an_openings_topic() -> 
 
 def test_unchanged_documents_cost_nothing_and_changed_ones_are_replaced(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     ctx = llm_context(context, use_cache=True)
     docs = [manual("a", "Coolwave 225B", FILTER, TANK), manual("b", "Coolwave 330C", FILTER)]
@@ -168,12 +169,9 @@ def test_unchanged_documents_cost_nothing_and_changed_ones_are_replaced(
     assert store.chunks(context.collection, "b") == []
 
 
+@pytest.mark.usefixtures("store")
 def test_an_edited_extraction_prompt_relabels_documents_on_the_next_ingest(
-    context: Context,
-    store,
-    scripted: ScriptedChatModel,
-    tmp_path,
-    monkeypatch,  # type: ignore[no-untyped-def]
+    context: Context, scripted: ScriptedChatModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx = llm_context(context, use_cache=True)
     docs = [manual("a", "Coolwave 225B", FILTER, TANK)]
@@ -193,8 +191,8 @@ def test_an_edited_extraction_prompt_relabels_documents_on_the_next_ingest(
 
 def test_invalid_llm_output_is_retried_then_falls_back_and_is_flagged(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     def broken(task: str, user: str) -> str:
         if task == "cnm":
@@ -215,8 +213,8 @@ def test_invalid_llm_output_is_retried_then_falls_back_and_is_flagged(
 
 def test_an_instruction_inside_a_document_cannot_relabel_it(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     def obedient(task: str, user: str) -> str:  # a model that follows injected instructions
         if task == "cnm" and "ignore previous instructions" in user:
@@ -240,11 +238,8 @@ def test_an_instruction_inside_a_document_cannot_relabel_it(
     )
 
 
-def test_one_thread_can_run_many_ingests(
-    context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
-) -> None:
+@pytest.mark.usefixtures("scripted")
+def test_one_thread_can_run_many_ingests(context: Context, store: Store) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     saver, ctx = InMemorySaver(), llm_context(context, use_cache=True)
@@ -261,8 +256,8 @@ def test_one_thread_can_run_many_ingests(
 
 def test_odd_cnm_values_are_cleaned_and_over_long_ones_rejected(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     def rambling(task: str, user: str) -> str:
         if task == "cnm" and "Tank drainage" in user:  # over the schema's 60 characters
@@ -301,11 +296,9 @@ def test_a_category_or_noun_that_only_names_the_product_is_dropped() -> None:
     ), "a product family named in the title stays the category"
 
 
+@pytest.mark.usefixtures("scripted")
 def test_headings_and_pages_reach_the_stored_chunks(
-    context: Context,
-    store,
-    scripted: ScriptedChatModel,
-    tmp_path,  # type: ignore[no-untyped-def]
+    context: Context, store: Store, tmp_path: Path
 ) -> None:
     (tmp_path / "guide.md").write_text(
         "# Coolwave 225B Guide\n\n## Filter care\n\n" + FILTER + "\n\n## Tank\n\n" + TANK
@@ -318,8 +311,8 @@ def test_headings_and_pages_reach_the_stored_chunks(
 
 def test_a_joint_judgment_labels_a_shift_in_the_same_call(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     ctx = llm_context(context, joint_extraction=True)
     ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=ctx)
@@ -336,8 +329,8 @@ def test_a_joint_judgment_labels_a_shift_in_the_same_call(
 
 def test_a_broken_joint_judgment_falls_back_to_a_separate_extraction(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     def broken(task: str, user: str) -> str:
         if task == "judged_cnm":
@@ -355,9 +348,9 @@ def test_a_broken_joint_judgment_falls_back_to_a_separate_extraction(
 
 def test_headed_documents_take_their_signatures_from_headings_without_llm_labelling(
     context: Context,
-    store,
+    store: Store,
     scripted: ScriptedChatModel,
-    tmp_path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     (tmp_path / "Coolwave 225B Guide.md").write_text(
         "# Coolwave 225B Guide\n\n## Filter care\n\n" + FILTER + "\n\n## Tank\n\n" + TANK * 2
@@ -378,9 +371,9 @@ def test_headed_documents_take_their_signatures_from_headings_without_llm_labell
 
 def test_the_paper_mode_still_asks_the_llm_for_headed_documents(
     context: Context,
-    store,
+    store: Store,
     scripted: ScriptedChatModel,
-    tmp_path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     (tmp_path / "guide.md").write_text("# Coolwave 225B\n\n## Filter care\n\n" + FILTER)
     ingest([tmp_path], context=llm_context(context))
@@ -390,8 +383,8 @@ def test_the_paper_mode_still_asks_the_llm_for_headed_documents(
 
 def test_an_instruction_in_a_documents_opening_cannot_relabel_its_profile(
     context: Context,
-    store,
-    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+    store: Store,
+    scripted: ScriptedChatModel,
 ) -> None:
     def obedient(task: str, user: str) -> str:  # follows any instruction it is shown
         if task == "profile" and "Galaxy S99" in user:
@@ -413,7 +406,7 @@ def test_an_instruction_in_a_documents_opening_cannot_relabel_its_profile(
     assert all("Galaxy S99" not in user for task, user in scripted.calls if task == "profile")
 
 
-def stored_vectors(store, collection: str) -> list[tuple[dict, np.ndarray]]:  # type: ignore[no-untyped-def]
+def stored_vectors(store: Store, collection: str) -> list[tuple[dict, np.ndarray]]:
     """Each stored chunk with its vector."""
     rows = store.chunks(collection)
     by_key: dict[str, np.ndarray] = {}
@@ -422,12 +415,9 @@ def stored_vectors(store, collection: str) -> list[tuple[dict, np.ndarray]]:  # 
     return [(row, by_key[row["embedding_key"]]) for row in rows]
 
 
+@pytest.mark.usefixtures("scripted")
 def test_a_chunk_under_a_heading_is_embedded_with_its_section_titles_vector(
-    context: Context,
-    store,
-    scripted: ScriptedChatModel,
-    embedder,
-    tmp_path,  # type: ignore[no-untyped-def]
+    context: Context, store: Store, embedder, tmp_path: Path
 ) -> None:
     (tmp_path / "Coolwave 225B Guide.md").write_text(
         "# Coolwave 225B Guide\n\n## Filter care\n\n" + FILTER + "\n\n## Tank\n\n" + TANK * 2

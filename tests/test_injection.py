@@ -96,35 +96,33 @@ def assert_not_relabelled(store: Store, ctx: Context) -> None:
         assert recorded or profile.get("rejected") or profile.get("instructions")
 
 
-@pytest.mark.parametrize("injection", PHRASINGS)
-def test_an_obedient_model_cannot_relabel_a_titled_manual(
+TITLED = ("coolwave-410x.txt", "Coolwave 410X Owner's Manual", "coolwave 410x")
+UNNAMED = ("manual.txt", "Air conditioner owner's manual", None)
+
+
+@pytest.mark.parametrize(
+    ("manual", "injection"),
+    [(TITLED, p) for p in PHRASINGS] + [(UNNAMED, p) for p in PHRASINGS[:4]],
+    ids=[f"titled-{n}" for n in range(len(PHRASINGS))] + [f"untitled-{n}" for n in range(4)],
+)
+def test_an_obedient_model_cannot_relabel_a_manual(
     context: Context,
     store: Store,
     scripted: ScriptedChatModel,
     tmp_path: Path,
+    manual: tuple[str, str, str | None],
     injection: str,
 ) -> None:
+    """Whether the title names the model (it stays the model) or names none (none is taken
+    from the injection)."""
+    name, title, model = manual
     scripted.responder = obedient_reply
     ctx = obedient_context(context)
-    write_manual(tmp_path, "coolwave-410x.txt", "Coolwave 410X Owner's Manual", injection)
+    write_manual(tmp_path, name, title, injection)
     ingest(tmp_path, context=ctx)
     assert_not_relabelled(store, ctx)
-    assert {c["model"].lower() for c in store.chunks(ctx.collection)} == {"coolwave 410x"}
-
-
-@pytest.mark.parametrize("injection", PHRASINGS[:4])
-def test_an_obedient_model_cannot_name_a_manual_whose_title_names_none(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    injection: str,
-) -> None:
-    scripted.responder = obedient_reply
-    ctx = obedient_context(context)
-    write_manual(tmp_path, "manual.txt", "Air conditioner owner's manual", injection)
-    ingest(tmp_path, context=ctx)
-    assert_not_relabelled(store, ctx)
+    if model is not None:
+        assert {c["model"].lower() for c in store.chunks(ctx.collection)} == {model}
 
 
 def test_the_real_manual_stays_reachable_and_what_was_refused_is_recorded(

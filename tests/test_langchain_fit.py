@@ -55,8 +55,9 @@ def test_an_answer_run_without_a_question_names_the_missing_field(
     assert scripted.calls == []
 
 
+@pytest.mark.usefixtures("scripted")
 def test_a_bad_ingest_input_is_refused_before_anything_changes(
-    scripted: ScriptedChatModel, context: Context, store: Store, tmp_path: Any
+    context: Context, store: Store, tmp_path: Any
 ) -> None:
     write_sample_corpus(tmp_path)
     ingest([tmp_path], context=context)
@@ -145,9 +146,8 @@ def test_retriever_over_langchain_documents_and_embeddings(
     assert set(stored) == {d.metadata["source"] for d in sample_pages()}
 
 
-def test_aingest_and_aask_give_what_ingest_and_ask_give(
-    scripted: ScriptedChatModel, context: Context, tmp_path: Any
-) -> None:
+@pytest.mark.usefixtures("scripted")
+def test_aingest_and_aask_give_what_ingest_and_ask_give(context: Context, tmp_path: Any) -> None:
     write_sample_corpus(tmp_path)
 
     async def run() -> tuple[dict[str, Any], dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pypdf import PdfReader, PdfWriter
+from pypdf import PdfReader
 
 from chop.documents import SourceDocument
 from chop.loaders import (
@@ -23,63 +23,9 @@ from chop.loaders import (
     load_paths,
     normalize_text,
 )
+from tests.pdfs import encrypt_pdf, make_pdf
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _pdf_literal(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
-def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    """A minimal valid PDF (Helvetica text, one content stream per page), offsets computed."""
-    page_ids = [4 + 2 * i for i in range(len(pages))]
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: (
-            f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] "
-            f"/Count {len(pages)} >>"
-        ).encode(),
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    }
-    for page_id, text in zip(page_ids, pages, strict=True):
-        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
-        for n, line in enumerate(text.split("\n") if text else []):
-            ops.append(("T* " if n else "") + f"({_pdf_literal(line)}) Tj")
-        ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1")
-        objects[page_id] = (
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {page_id + 1} 0 R >>"
-        ).encode()
-        objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-    info_id = 0
-    if title is not None:
-        info_id = max(objects) + 1
-        objects[info_id] = f"<< /Title ({_pdf_literal(title)}) >>".encode("latin-1")
-
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: dict[int, int] = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    size = max(objects) + 1
-    xref_at = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for number in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[number]
-    info = f" /Info {info_id} 0 R" if info_id else ""
-    out += f"trailer\n<< /Size {size} /Root 1 0 R{info} >>\n".encode()
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
-    return bytes(out)
-
-
-def encrypt_pdf(data: bytes, user_password: str) -> bytes:
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
-    writer.encrypt(user_password=user_password, owner_password="owner-secret")
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def span_texts(doc: SourceDocument, key: str) -> dict[object, str]:

@@ -3,78 +3,11 @@ from the outline (bookmarks) when the file has one, else from the layout (fonts,
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-
-from pypdf import PdfReader, PdfWriter
 
 from chop.documents import SourceDocument, span_meta_at
 from chop.loaders import load_file
-
-BODY, BOLD, LARGE, OTHER = "body", "bold", "large", "other font"
-Line = tuple[str, str]  # (text, style)
-
-
-def _literal(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
-def make_styled_pdf(pages: list[list[Line]]) -> bytes:
-    """A small valid PDF whose lines are set in Helvetica 10 (body), Helvetica-Bold 10,
-    Helvetica-Bold 16 scaled from 8 by the text matrix (so only the effective size is large),
-    or Courier 10 (a font whose name does not say bold)."""
-    page_ids = [7 + 2 * i for i in range(len(pages))]
-    kids = " ".join(f"{p} 0 R" for p in page_ids)
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        5: b"<< /Font << /F1 3 0 R /F2 4 0 R /F3 6 0 R >> >>",
-        6: b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
-    }
-    for page_id, lines in zip(page_ids, pages, strict=True):
-        ops: list[str] = []
-        y = 740
-        for text, style in lines:
-            font = {BODY: "/F1 10 Tf", BOLD: "/F2 10 Tf", LARGE: "/F2 8 Tf", OTHER: "/F3 10 Tf"}[
-                style
-            ]
-            scale = 2 if style == LARGE else 1
-            y -= 14 * scale
-            ops.append(f"BT {font} {scale} 0 0 {scale} 72 {y} Tm ({_literal(text)}) Tj ET")
-        stream = "\n".join(ops).encode("latin-1")
-        objects[page_id] = (
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources 5 0 R /Contents {page_id + 1} 0 R >>"
-        ).encode()
-        objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"
-
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets: dict[int, int] = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
-    size = max(objects) + 1
-    xref_at = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    for number in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[number]
-    out += f"trailer\n<< /Size {size} /Root 1 0 R >>\n".encode()
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
-    return bytes(out)
-
-
-def with_outline(data: bytes, outline: list[tuple[str, int, list[tuple[str, int]]]]) -> bytes:
-    """The PDF with bookmarks added: (title, page index, [(child title, page index)])."""
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
-    for title, page, children in outline:
-        parent = writer.add_outline_item(title=title, page_number=page)
-        for child, child_page in children:
-            writer.add_outline_item(title=child, page_number=child_page, parent=parent)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
+from tests.pdfs import BODY, BOLD, LARGE, OTHER, make_styled_pdf, with_outline
 
 
 def sections(doc: SourceDocument) -> list[tuple[int, str | None, str]]:

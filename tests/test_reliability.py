@@ -23,6 +23,7 @@ from chop.sample_corpus import write_sample_corpus
 from chop.store import Store, validate_collection
 from chop.stub_llm import running_stub
 from nodes.persist import NEEDS_RELABEL
+from tests.database import ingest_running, restart_embedded_server
 from tests.fakes import ScriptedChatModel, sensible_reply, slowed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,30 +156,13 @@ def test_a_malformed_numeric_setting_names_its_variable(monkeypatch: pytest.Monk
 def test_a_durable_ingest_survives_a_database_restart(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    import contextvars
-    import threading
-
-    from tests.test_database_restart import restart_embedded_server
-
     folder = tmp_path / "corpus"
     write_sample_corpus(folder)
 
     scripted.responder = slowed(0.05)
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10)
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["report"] = ingest([folder], context=ctx, durable=True)
-        except Exception as exc:
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
-    worker.start()
-    while len(scripted.calls) < 15 and worker.is_alive():
-        time.sleep(0.02)
-    restart_embedded_server(ctx.data_dir)
-    worker.join(timeout=300)
+    with ingest_running(folder, ctx, scripted, calls=15, durable=True) as outcome:
+        restart_embedded_server(ctx.data_dir)
     assert "error" not in outcome, outcome.get("error")
     assert {r.doc_id for r in store.documents(ctx.collection).values()} and len(
         store.documents(ctx.collection)
@@ -286,8 +270,9 @@ def test_ctrl_c_stops_an_ingest_within_seconds_and_the_same_command_resumes(
 
 
 # ------------------------------------------------------------------ 9. questions
+@pytest.mark.usefixtures("store", "scripted")
 def test_odd_questions_are_answered_or_refused_with_a_message_never_a_crash(
-    context: Context, store: Store, scripted: ScriptedChatModel
+    context: Context,
 ) -> None:
     ctx = small(context, search="hybrid")
     ingest(documents=[], context=ctx)
@@ -309,10 +294,9 @@ def test_the_cli_refuses_a_huge_question_in_one_line(capsys: pytest.CaptureFixtu
 
 
 # ------------------------------------------------------------------ 10/11. honest reports
+@pytest.mark.usefixtures("store", "scripted")
 def test_each_skipped_file_is_reported_once_with_or_without_quiet(
     context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -131,9 +131,21 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def langgraph_dev(folder: Path, env: dict[str, str], config: Path | None = None) -> Iterator[str]:
-    """A dev server running in ``folder``; ``config`` defaults to an absolute-path copy of the
-    repository's langgraph.json."""
+def langgraph_dev(
+    folder: Path, data_dir: Path, settings: dict[str, str], config: Path | None = None
+) -> Iterator[str]:
+    """A dev server running in ``folder`` (offline, no analytics) with its database in
+    ``data_dir`` and chop's ``settings`` in its environment; ``config`` defaults to an
+    absolute-path copy of the repository's langgraph.json."""
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "LANGSMITH_TRACING": "false",
+        "HF_HUB_OFFLINE": "1",
+        "CHOP_DATA_DIR": str(data_dir),
+        **settings,
+    }
     port = free_port()
     log = folder / "server.log"
     command = [
@@ -194,13 +206,7 @@ def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) 
     server_dir = tmp_path / "server"
     server_dir.mkdir()
     with stub_llm() as stub_url:
-        env = {
-            **os.environ,
-            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-            "LANGGRAPH_NO_VERSION_CHECK": "1",
-            "LANGSMITH_TRACING": "false",
-            "HF_HUB_OFFLINE": "1",
-            "CHOP_DATA_DIR": str(data_dir),
+        settings = {
             "CHOP_COLLECTION": collection,
             "CHOP_CHAT_PROVIDER": "openai",
             "CHOP_OPENAI_BASE_URL": stub_url,
@@ -210,7 +216,7 @@ def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) 
             "CHOP_LLM_TIMEOUT_S": "30",
         }
         try:
-            with langgraph_dev(server_dir, env) as url:
+            with langgraph_dev(server_dir, data_dir, settings) as url:
                 client = get_sync_client(url=url, timeout=RUN_S)
                 graphs = {a["graph_id"] for a in client.assistants.search()}
                 assert {"ingest", "answer"} <= graphs
@@ -298,13 +304,7 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     data_dir = tmp_path / "data"  # a database of the server's own, so it is the one to stop it
-    env = {
-        **os.environ,
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-        "HF_HUB_OFFLINE": "1",
-        "CHOP_DATA_DIR": str(data_dir),
+    settings = {
         "CHOP_DATABASE_URL": "",
         "CHOP_CHAT_PROVIDER": "openai",
         "CHOP_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # never called: every run is refused
@@ -312,7 +312,7 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     postmaster = data_dir / "pgdata" / "postmaster.pid"
-    with langgraph_dev(elsewhere, env, config=ROOT / "langgraph.json") as url:
+    with langgraph_dev(elsewhere, data_dir, settings, config=ROOT / "langgraph.json") as url:
         assert postmaster.exists()
         client = get_sync_client(url=url, timeout=RUN_S)
         schemas = {

@@ -76,8 +76,9 @@ def test_two_ingests_of_one_collection_at_the_same_time_store_it_once(
         assert checkpointed_threads(ctx) == [], "no thread is left behind by either run"
 
 
+@pytest.mark.usefixtures("scripted")
 def test_a_sidecar_that_links_outside_the_folder_is_refused(
-    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
+    context: Context, store: Store, tmp_path: Path
 ) -> None:
     outside = tmp_path / "elsewhere" / "secret.meta.json"
     outside.parent.mkdir()
@@ -94,9 +95,8 @@ def test_a_sidecar_that_links_outside_the_folder_is_refused(
     assert "Someone Else" not in json.dumps(identity)
 
 
-def test_a_huge_sidecar_is_refused_before_it_is_read(
-    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
-) -> None:
+@pytest.mark.usefixtures("store", "scripted")
+def test_a_huge_sidecar_is_refused_before_it_is_read(context: Context, tmp_path: Path) -> None:
     folder = tmp_path / "manuals"
     write_sample_corpus(folder)
     manual = sorted(folder.iterdir())[0]
@@ -106,12 +106,9 @@ def test_a_huge_sidecar_is_refused_before_it_is_read(
     assert problem["reason"].startswith("metadata ignored: larger than")
 
 
+@pytest.mark.usefixtures("store", "scripted")
 def test_a_file_or_folder_the_user_cannot_read_is_one_line_and_the_rest_loads(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    context: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # this runs as root, which reads everything: the permission errors are injected where
     # the operating system would raise them for another user

@@ -215,7 +215,9 @@ def test_tv_subset_adds_the_remote_qa_questions_by_folder_with_gold_fallbacks() 
 
 
 def fin_hit(doc_id: str, pages: list[int]) -> Hit:
-    return Hit(0, doc_id, doc_id, 0, "", "", None, [], None, "none", 0, 1, {"pages": pages}, 0.5)
+    return Hit(id=0, doc_id=doc_id, doc_title=doc_id, chunk_index=0, text="", prefix="",
+               category=None, nouns=[], model=None, cnm_source="none", char_start=0,
+               char_end=1, metadata={"pages": pages}, score=0.5)  # fmt: skip
 
 
 def test_fin_relevance_is_an_evidence_page_of_an_evidence_filing() -> None:

@@ -11,8 +11,9 @@ import numpy as np
 
 
 @dataclass
-class ChunkRow:
-    """One stored chunk: the raw text, its CNM signature, and the embedded text's vector."""
+class ChunkFields:
+    """What a stored chunk and a retrieved one both say: where its text stands in which
+    document, and its CNM signature."""
 
     doc_id: str
     doc_title: str
@@ -23,10 +24,16 @@ class ChunkRow:
     nouns: list[str]
     model: str | None
     cnm_source: str  # heading | extracted | profile | inherited | document | fallback
-    continuity: str  # first | rule:<why> | llm | llm-fallback
-    embedding_key: str  # embedding_key(embedded text, embedder): finds the vector again
     char_start: int
     char_end: int
+
+
+@dataclass
+class ChunkRow(ChunkFields):
+    """One stored chunk: the raw text, its CNM signature, and the embedded text's vector."""
+
+    continuity: str  # first | rule:<why> | llm | llm-fallback
+    embedding_key: str  # embedding_key(embedded text, embedder): finds the vector again
     embedding: Sequence[float] | np.ndarray
     flags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -43,21 +50,10 @@ class DocumentRecord:
 
 
 @dataclass
-class Hit:
+class Hit(ChunkFields):
     """A retrieved chunk with its score (higher is better)."""
 
     id: int
-    doc_id: str
-    doc_title: str
-    chunk_index: int
-    text: str
-    prefix: str
-    category: str | None
-    nouns: list[str]
-    model: str | None
-    cnm_source: str
-    char_start: int
-    char_end: int
     metadata: dict[str, Any]
     score: float
 

@@ -4,6 +4,7 @@ and boosts; and the neighbours of a hit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,9 @@ from chop.store.schema import Schema, _tables
 RRF_K = 60
 EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (see search)
 
-HIT_COLUMNS = (  # Hit's fields in order, before its score
-    "c.id, c.doc_id, c.doc_title, c.chunk_index, c.text, c.prefix, c.category, c.nouns, "
-    "c.model, c.cnm_source, c.char_start, c.char_end, c.metadata"
-)
+# Hit's fields are columns of the same names, selected in this order before the score.
+HIT_FIELDS = tuple(f.name for f in fields(Hit) if f.name != "score")
+HIT_COLUMNS = ", ".join(f"c.{name}" for name in HIT_FIELDS)
 
 # Search. {source} is the chunks table, or its filtered rows as a subquery for an exact scan.
 BOOST = """
@@ -159,9 +159,9 @@ def _estimated_rows(
 
 
 def _hit(row: Sequence[Any]) -> Hit:
-    values = list(row)
-    values[-1] = float(values[-1])  # numeric from SQL arrives as Decimal in hybrid mode
-    return Hit(*values)
+    *values, score = row
+    # numeric from SQL arrives as Decimal in hybrid mode
+    return Hit(**dict(zip(HIT_FIELDS, values, strict=True)), score=float(score))
 
 
 def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, Any]]:
