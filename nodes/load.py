@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -25,7 +26,7 @@ from chop.profile import instructions_note, stored_profile
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for
 
-LABELLING_VERSION = 3  # bump when code that shapes stored labels or prefixes changes
+LABELLING_VERSION = 4  # bump when code that shapes stored labels or prefixes changes
 INGEST_PROMPTS = ("profile_document", "continuity", "judge_and_extract", "extract_cnm")
 
 
@@ -82,7 +83,9 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         settings=collection_settings(ctx),
     )
 
+    started = time.monotonic()
     loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
+    parse_seconds = time.monotonic() - started
     by_id: dict[str, SourceDocument] = {}
     meta = input_meta(state.get("meta"))
     for document in [*loaded, *documents]:
@@ -126,7 +129,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "meta": {},
         "documents": [],
         "pending": changed,
-        "stats": Overwrite({}),
+        "stats": Overwrite({"parse_seconds": parse_seconds}),
         "problems": Overwrite(problems),
         "warnings": Overwrite(warnings),
         "unchanged": unchanged,

@@ -6,6 +6,7 @@ as its own chunks are done, so a long run keeps what it finished.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -78,8 +79,13 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
             "llm_fallbacks": fallbacks,
         },
     )
+    started = time.monotonic()
     replaced = store_for(ctx).replace_document(ctx.collection, record, rows)
+    persist_seconds = time.monotonic() - started
     runtime.stream_writer({"event": "stored", "doc_id": document["doc_id"], "chunks": len(rows)})
     # added/updated are counted when written, so two runs storing one document agree
     report = {"chunks_stored": len(rows), "added": int(not replaced), "updated": int(replaced)}
-    return {"report": report, "stats": {"documents_stored": 1}}
+    return {
+        "report": report,
+        "stats": {"documents_stored": 1, "persist_seconds": persist_seconds},
+    }
