@@ -248,7 +248,12 @@ def test_ctrl_c_stops_an_ingest_within_seconds_and_the_same_command_resumes(
         }
         command = [sys.executable, "-m", "chop.cli", "ingest", str(folder), "--collection",
                    context.collection, "--quiet"]  # fmt: skip
-        run = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+            # a shell's background job ignores SIGINT and its children inherit that: a user's
+            # terminal does not, and this test is about the user's Ctrl-C
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
         deadline = time.monotonic() + 300
         while len(stub.served) < 10 and time.monotonic() < deadline:
             assert run.poll() is None, "finished before it could be interrupted"
