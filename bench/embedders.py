@@ -38,8 +38,9 @@ from typing import Any
 from bench.emanual import DEFAULT_OUT
 from bench.report import log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
-from chop.models import MINILM, NOMIC, NOMIC_Q8, ModelUnavailable, get_embedder
+from chop.models import ModelUnavailable, get_embedder
 from chop.store import store_for
+from chop.weights import MINILM, NOMIC, NOMIC_Q8
 
 EMBEDDERS = {"minilm": MINILM, "nomic": NOMIC, "nomic-q8_0": NOMIC_Q8}
 SUBSETS = ("pair", "tv")

@@ -16,18 +16,17 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.models import (
+from chop.models import Embedder, embed_queries, get_embedder
+from chop.store import EmbedderMismatch, Store
+from chop.weights import (
     MINILM,
     NOMIC,
     NOMIC_GGUF_SHA256,
     NOMIC_PREFIXES,
     NOMIC_Q8,
-    Embedder,
-    embed_queries,
-    get_embedder,
+    ModelUnavailable,
     nomic_gguf_path,
 )
-from chop.store import EmbedderMismatch, Store
 from tests.fakes import ScriptedChatModel
 from tests.test_reliability import write_manual
 
@@ -79,8 +78,6 @@ def test_chunks_are_cut_at_the_same_tokens_as_with_minilm(nomic: Embedder, data_
 
 
 def test_an_unknown_local_embedder_is_one_clear_error(data_dir: Path) -> None:
-    from chop.models import ModelUnavailable
-
     with pytest.raises(ModelUnavailable, match="unknown local embedding model 'nomic'"):
         get_embedder(Context(data_dir=str(data_dir), embedding_model="nomic"))
 
