@@ -5,7 +5,7 @@ One command (results in bench/results/embedders/results.{json,md}):
 
     python -m bench.embedders                                 # pair + tv, minilm + nomic
     python -m bench.embedders --embedders minilm,nomic,nomic-q8_0 --subsets pair
-    python -m bench.embedders --reuse RUNS                    # tables from runs already made
+    python -m bench.embedders --reuse RUNS --speed-rounds 0   # tables from runs already made
 
 Quality: for each embedder and subset it runs ``python -m bench.emanual --subset S --methods
 chop --structure headings`` (the published chop rows: the real ingest graph, default settings)
@@ -216,10 +216,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "runs": str(runs),
         "quality": quality,
     }
+    earlier = Path(args.out) / "results.json"
     if args.speed_rounds:
         ctx = Context()
         texts = sample_chunks(ctx, "bench_pair_chop", SAMPLE)
         results["speed"] = speed(ctx, embedders, texts, args.speed_rounds)
+    elif earlier.exists() and "speed" in json.loads(earlier.read_text()):
+        results["speed"] = json.loads(earlier.read_text())["speed"]  # tables redone, speed kept
     text = markdown(results)
     write_report(Path(args.out), "results", json.dumps(results, indent=2), text)
     print(text)
@@ -232,7 +235,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--subsets", default=",".join(SUBSETS))
     p.add_argument("--runs", default=None, help="keep the bench.emanual runs here")
     p.add_argument("--reuse", default=None, help="read RUNS/<embedder>/<subset>/ instead")
-    p.add_argument("--speed-rounds", type=int, default=3, help="0: no speed comparison")
+    p.add_argument(
+        "--speed-rounds", type=int, default=3, help="0: keep the speed table OUT already has"
+    )
     p.add_argument("--data", default=None, help="E-Manual QA folder (as bench.emanual)")
     p.add_argument("--out", default=str(DEFAULT_OUT / "embedders"))
     return p
