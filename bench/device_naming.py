@@ -59,7 +59,7 @@ from bench.emanual_data import (
 from bench.metrics import mean
 from bench.report import log, md_table, run_cli, script_parser, write_files
 from chop.config import Context
-from chop.models import ModelUnavailable, get_embedder
+from chop.models import ModelUnavailable, embed_queries, get_embedder
 from chop.retrieval import retrieve_for_question
 from chop.store import store_for
 
@@ -182,7 +182,7 @@ def evaluate(
         docs = [m.loaded for m in manuals]
         stats = build_index(INDEX_METHOD, ctx, store, COLLECTION, docs, memo)
     started = time.perf_counter()
-    vectors = memo.embedder.embed([r["question"] for r in rows])
+    vectors = embed_queries(memo.embedder, [r["question"] for r in rows])
     answer_ctx = ctx.with_overrides(collection=COLLECTION)
     records = []
     for row, vector in zip(rows, vectors, strict=True):

@@ -71,7 +71,13 @@ from bench.report import log, script_parser
 from chop.chunking import TextSpan
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
-from chop.models import Embedder, ModelUnavailable, chat_model_identity, get_embedder
+from chop.models import (
+    Embedder,
+    ModelUnavailable,
+    chat_model_identity,
+    embed_queries,
+    get_embedder,
+)
 from chop.retrieval import retrieve_for_question
 from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
 
@@ -334,7 +340,7 @@ def search_questions(
     chop.retrieval.retrieve_for_question with the default Context (the document the question
     names is matched and boosted); the baselines through plain vector search."""
     started = time.perf_counter()
-    vectors = get_embedder(ctx).embed(list(texts))
+    vectors = embed_queries(get_embedder(ctx), list(texts))
     hits: list[list[Hit]] = []
     resolved: list[list[str]] = []
     answer_ctx = ctx.with_overrides(collection=collection)

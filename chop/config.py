@@ -91,7 +91,10 @@ class Context:
     )
     embedding_model: str = _described(
         _env("CHOP_EMBEDDING_MODEL", "all-MiniLM-L6-v2"),
-        "Embedding model name.",
+        "Embedding model name. Local: 'all-MiniLM-L6-v2' (fast), 'nomic-embed-text-v1.5' "
+        "(weights from scripts/install.sh; many times MiniLM's embedding time, see "
+        "bench/results/embedders) or 'nomic-embed-text-v1.5-q8_0'. A collection keeps the "
+        "embedder it was made with.",
     )
     openai_base_url: str = _described(
         _env("CHOP_OPENAI_BASE_URL", ""),

