@@ -38,7 +38,7 @@ from chop.figures import (
     table_rows,
 )
 from chop.llm import structured_call
-from chop.models import get_embedder
+from chop.models import embed_queries, get_embedder
 from chop.state import AnswerState, Source
 from chop.store import Store, store_for
 from nodes.retrieve import to_source
@@ -99,7 +99,8 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     if not passages:
         return declined(NOT_ANSWERED)
     embedder = get_embedder(ctx)
-    vectors = embedder.embed([question, *(x for p in passages for x in p.sentences)])
+    sentences = [sentence for passage in passages for sentence in passage.sentences]
+    vectors = np.vstack([embed_queries(embedder, [question]), embedder.embed(sentences)])
     scores = sentence_scores(passages, vectors)
     best = best_passage(passages, scores)
     chosen = passages[best]
