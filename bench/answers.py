@@ -183,11 +183,13 @@ def emanual_cases(data: Path, limit: int | None) -> list[Case]:
     return cases
 
 
-def remote_cases(data: Path, per_kind: int) -> list[Case]:
-    """smart_remote_QA's questions, ``per_kind`` of each kind (0: all), naming the TV."""
+def remote_cases(data: Path, per_kind: int, kinds: Sequence[str] = ()) -> list[Case]:
+    """smart_remote_QA's questions, ``per_kind`` of each kind (0: all), naming the TV; only
+    the ``kinds`` named (all when none)."""
     by_kind: dict[str, list[Question]] = {}
     for question in load_remote_questions(data):
-        by_kind.setdefault(question.group, []).append(question)
+        if not kinds or question.group in kinds:
+            by_kind.setdefault(question.group, []).append(question)
     cases: list[Case] = []
     for kind, questions in sorted(by_kind.items()):
         for turn, question in enumerate(questions[: per_kind or None]):
@@ -436,7 +438,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "emanual" in sets:
             cases["emanual"] = emanual_cases(args.emanual_data, args.limit)
         if "remote" in sets:
-            cases["remote"] = remote_cases(args.emanual_data, args.remote_per_kind)
+            cases["remote"] = remote_cases(
+                args.emanual_data,
+                args.remote_per_kind,
+                [k.strip() for k in args.remote_kinds.split(",") if k.strip()],
+            )
     for name in ("fin-dev", "fin-wide"):
         if name in sets:
             root = FIN_DATA[name]
@@ -491,6 +497,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sets", default=",".join(SETS), help="comma-separated: " + ", ".join(SETS))
     p.add_argument("--limit", type=int, default=None, help="questions per question file")
     p.add_argument("--remote-per-kind", type=int, default=25, help="0: all 684 questions")
+    p.add_argument("--remote-kinds", default="", help="comma-separated kinds (Yes/No, ...)")
     p.add_argument("--previous", action="store_true", help="also run the previous generator")
     p.add_argument(
         "--no-ingest", action="store_true", help="use collections that have documents as they are"

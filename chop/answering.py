@@ -31,8 +31,11 @@ MAX_SENTENCE_CHARS = 400
 ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whole
 SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
+COVERED_SHARE = 0.6  # of the question's content words a passage must write to be about it
 YesNo = Literal["yes", "no"]
 LeadStatus = Literal["backed", "unbacked", "none"]  # what became of the model's short answer
+VerdictStatus = Literal["backed", "overruled", "unsaid", "none"]  # what became of the verdict
+UNSAID = "The sources found do not say yes or no."
 
 _sentence_end = re.compile(
     r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9•\-])"  # "... filter. Switch ..."
@@ -63,6 +66,14 @@ _AUXILIARIES = frozenset(
     ]
 )
 _verdict_words = re.compile(r"^(?:yes|no)\b[,.!:;]?\s*", re.IGNORECASE)
+_negation = re.compile(
+    r"\b(?:not|no|never|cannot|unable|unavailable|unsupported|impossible|neither|nor|only)\b"
+    r"|n't\b",
+    re.IGNORECASE,
+)
+_question_negation = re.compile(r"\b(?:not|without|never|no)\b|n't\b", re.IGNORECASE)
+# Words that frame a yes/no question rather than name what it asks about.
+_FRAMING_WORDS = frozenset(["possible", "able", "allowed", "way", "any", "there", "me", "my"])
 _clause_break = re.compile(r"[\]:;.!]\s+|\]")
 
 
@@ -206,6 +217,14 @@ def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]])
     return chosen
 
 
+def best_sentences(passage: Passage, scores: Sequence[float], count: int = 2) -> list[str]:
+    """The passage's ``count`` sentences that match the question best."""
+    ranked = sorted(
+        range(len(passage.sentences)), key=lambda i: -scores[i] if i < len(scores) else 1.0
+    )
+    return [passage.sentences[i] for i in ranked[:count]]
+
+
 def extract(passage: Passage, scores: Sequence[float]) -> str:
     """The passage's answer in its own words: the whole section when it is short, else the
     sentence that best matches the question with the one before it and as many that follow as
@@ -319,6 +338,34 @@ def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) ->
     return words_written_in(answer, texts) >= share
 
 
+def checked_verdict(
+    verdict: YesNo | None, reason: str, question: str, passage: Passage, best: Sequence[str]
+) -> tuple[YesNo | None, VerdictStatus]:
+    """The model's verdict as the passage backs it. A small model says "no" whenever the
+    passage does not repeat the question's words, so a "no" stands only where the passage
+    says no: its reason (when the passage writes it) or a best-matching sentence holds a
+    negation, or the question itself negates and the passage writes the reason. A "no" the
+    passage does not say, on a passage that writes what the question asks about, becomes
+    "yes" (the manual describes doing it); a verdict on a passage that is not about the
+    question is left unsaid."""
+    if verdict is None:
+        return None, "none"
+    about = [passage.text, passage.source["doc_title"], passage.source["model"] or ""]
+    content = " ".join(
+        w for w in _word.findall(question.lower()) if w not in _FRAMING_WORDS | _AUXILIARIES
+    )
+    covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
+    reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])
+    if verdict == "yes":
+        return ("yes", "backed") if covered or reason_backed else (None, "unsaid")
+    evidence = [*best, reason] if reason_backed else list(best)
+    if any(_negation.search(sentence) for sentence in evidence):
+        return "no", "backed"
+    if reason_backed and _question_negation.search(question):
+        return "no", "backed"  # "Can I use it without the tank?" - "Refit the tank."
+    return ("yes", "overruled") if covered else (None, "unsaid")
+
+
 @dataclass(frozen=True)
 class ComposedAnswer:
     text: str
@@ -327,9 +374,14 @@ class ComposedAnswer:
 
 
 def compose(
-    passage: Passage, extracted: str, lead: str | None, verdict: YesNo | None = None
+    passage: Passage,
+    extracted: str,
+    lead: str | None,
+    verdict: YesNo | None = None,
+    unsaid: bool = False,
 ) -> ComposedAnswer:
-    """The answer a user reads: the verdict of a yes/no question, the model's short answer
+    """The answer a user reads: the verdict of a yes/no question (or that the sources do not
+    say it, ``unsaid``), the model's short answer
     when the passage backs it (and it is not already in the passage's words below), then
     the passage's own words. An unbacked short answer is left out, never shown."""
     lead = (lead or "").strip()
@@ -340,6 +392,8 @@ def compose(
     parts: list[str] = []
     if verdict:
         parts.append("Yes." if verdict == "yes" else "No.")
+    elif unsaid:
+        parts.append(UNSAID)
     if lead:
         about = [passage.source["doc_title"], passage.source["model"] or "", passage.heading]
         status = "backed" if is_backed(lead, [passage.text, *about]) else "unbacked"

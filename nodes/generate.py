@@ -21,7 +21,9 @@ from chop.answering import (
     SectionReader,
     YesNoReply,
     best_passage,
+    best_sentences,
     build_passages,
+    checked_verdict,
     compose,
     extract,
     heading_path,
@@ -119,10 +121,18 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     schema: type[AnswerReply | YesNoReply] = YesNoReply if yes_no else AnswerReply
     result = structured_call(ctx, store, "answer", messages, schema)
     reply = result.value
-    verdict = reply.verdict if isinstance(reply, YesNoReply) else None
+    verdict, verdict_status = checked_verdict(
+        reply.verdict if isinstance(reply, YesNoReply) else None,
+        reply.answer if isinstance(reply, YesNoReply) else "",
+        question,
+        chosen,
+        best_sentences(chosen, scores[best]),
+    )
     lead = reply.answer if reply and ctx.answer == "lead" else None
-    answer = compose(chosen, extracted, lead, verdict)
+    answer = compose(chosen, extracted, lead, verdict, unsaid=verdict_status == "unsaid")
     stats = {**result.stats(), f"answer_lead_{answer.lead}": 1.0}
+    if yes_no and reply is not None:
+        stats[f"answer_verdict_{verdict_status}"] = 1.0
     for name, value in figure_fallback.get("stats", {}).items():
         stats[name] = stats.get(name, 0.0) + value
     note = figure_fallback.get("answer_note", "")
@@ -131,6 +141,10 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         stats["answer_model_failures"] = 1.0
         note = f"the model failed ({result.error}); the answer quotes the passage"
         error = {"error": result.error or "the model gave no answer"}
+    elif verdict_status == "overruled":
+        note = "the model said no, but the passage says nothing against it and describes it"
+    elif verdict_status == "unsaid":
+        note = "the passage found is not about what the question asks, so no verdict is given"
     elif answer.lead == "unbacked":
         note = "the model's short answer is not backed by the passage and is left out"
     return {

@@ -6,9 +6,11 @@ from typing import Any
 
 from chop.answering import (
     ANSWER_CHARS,
+    UNSAID,
     Passage,
     best_passage,
     build_passages,
+    checked_verdict,
     compose,
     extract,
     is_backed,
@@ -118,6 +120,44 @@ def test_a_yes_no_answer_opens_with_the_verdict_then_the_reason() -> None:
     passage = passage_of(text)
     answer = compose(passage, text, None, "yes")
     assert answer.text == "Yes. Grayscale is available in Accessibility."
+
+
+HOME_SCREEN = (
+    "Removing an item on the Home Screen.\n"
+    "Move the focus to the app you want to delete, press the down button, then select Remove.\n"
+    "The selected app is deleted."
+)
+
+
+def test_a_no_the_passage_does_not_say_becomes_yes_when_the_passage_describes_it() -> None:
+    passage = passage_of(HOME_SCREEN)
+    question = "Is it possible to remove an item from the home screen?"
+    best = passage.sentences[:2]
+    assert checked_verdict("no", "", question, passage, best) == ("yes", "overruled")
+    assert checked_verdict("yes", "", question, passage, best) == ("yes", "backed")
+
+
+def test_a_no_stands_where_the_passage_says_no() -> None:
+    passage = passage_of("Voice guide is not available while Ambient Mode is on.")
+    question = "Can I use the voice guide in Ambient Mode?"
+    assert checked_verdict("no", "", question, passage, passage.sentences) == ("no", "backed")
+
+
+def test_a_negative_question_is_answered_no_by_the_passage_s_positive_reason() -> None:
+    passage = passage_of("Empty the water tank when the light shows, then refit it firmly.")
+    question = "Can I run the unit without the water tank?"
+    verdict = checked_verdict("no", "Refit it firmly.", question, passage, passage.sentences)
+    assert verdict == ("no", "backed")
+
+
+def test_no_verdict_is_given_from_a_passage_that_is_not_about_the_question() -> None:
+    passage = passage_of(HOME_SCREEN)
+    question = "Can I pay for apps with a PayPal account?"
+    for said in ("yes", "no"):
+        verdict, status = checked_verdict(said, "", question, passage, passage.sentences)
+        assert (verdict, status) == (None, "unsaid")
+    answer = compose(passage, HOME_SCREEN, None, None, unsaid=True)
+    assert answer.text.startswith(UNSAID + " Removing an item")
 
 
 def test_figures_and_words_back_an_answer_only_when_written_in_the_source() -> None:
