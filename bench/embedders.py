@@ -40,9 +40,9 @@ from bench.report import log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
 from chop.models import ModelUnavailable, get_embedder
 from chop.store import store_for
-from chop.weights import MINILM, NOMIC, NOMIC_Q8
+from chop.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
 
-EMBEDDERS = {"minilm": MINILM, "nomic": NOMIC, "nomic-q8_0": NOMIC_Q8}
+EMBEDDERS = {"minilm": MINILM, "minilm-int8": MINILM_INT8, "nomic": NOMIC, "nomic-q8_0": NOMIC_Q8}
 SUBSETS = ("pair", "tv")
 TARGETS = {"pair": 0.75, "tv": 0.60}  # section Hit@1, issue 26
 SAMPLE = 32  # chunks timed per embedder per round

@@ -31,10 +31,13 @@ from chop.config import Context
 from chop.weights import (
     LOCAL_EMBEDDERS,
     MINILM,
+    MINILM_INT8,
     NOMIC,
     NOMIC_PREFIXES,
     NOMIC_Q8,
+    ONNX_INPUTS,
     ModelUnavailable,
+    minilm_int8_path,
     nomic_gguf_path,
     nomic_q8_path,
 )
@@ -46,6 +49,8 @@ LOCAL_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933
 LOCAL_CONTEXT_TOKENS = 4096
 
 NOMIC_BATCH_TOKENS = 512  # longer texts are cut here (chunks are ~200 tokens plus the prefix)
+MINILM_MAX_TOKENS = 256  # what all-MiniLM-L6-v2 reads (sentence-transformers cuts there too)
+ONNX_BATCH = 16  # texts per ONNX Runtime call, sorted by length so padding stays small
 
 
 class Tokenizer(Protocol):
@@ -133,6 +138,49 @@ class SentenceTransformerEmbedder:
                 list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 with int8 weights in ONNX Runtime: the same tokenizer, mean pooling
+    and normalisation as sentence-transformers, texts batched by length."""
+
+    def __init__(self, onnx_file: Path, model_dir: Path, name: str, threads: int) -> None:
+        import onnxruntime
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # chunking tokenizes whole documents
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.name = name
+        self._session = onnxruntime.InferenceSession(
+            str(onnx_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+        self._lock = threading.Lock()
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._tokenizer, self._lock)
+        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with self._lock:
+            for start in range(0, len(order), ONNX_BATCH):
+                batch = order[start : start + ONNX_BATCH]
+                encoded = self._tokenizer(
+                    [texts[i] for i in batch],
+                    padding=True,
+                    truncation=True,
+                    max_length=MINILM_MAX_TOKENS,
+                    return_tensors="np",
+                )
+                feed = {name: encoded[name].astype(np.int64) for name in ONNX_INPUTS}
+                hidden = self._session.run(None, feed)[0]
+                mask = feed["attention_mask"][..., None].astype(np.float32)
+                vectors[batch] = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
 
 
 class LlamaEmbedder:
@@ -329,6 +377,13 @@ def _local_embedder(name: str) -> Embedder:
 
 
 @built_once
+def _minilm_int8_embedder(name: str, data_dir: str) -> Embedder:
+    model_dir = local_embedding_dir()
+    threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+    return OnnxEmbedder(minilm_int8_path(model_dir, data_dir), model_dir, name, threads)
+
+
+@built_once
 def _nomic_embedder(name: str, data_dir: str) -> Embedder:
     gguf = nomic_q8_path(data_dir) if name == NOMIC_Q8 else nomic_gguf_path(data_dir)
     threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
@@ -427,6 +482,8 @@ def get_embedder(ctx: Context) -> Embedder:
     if ctx.embedding_provider == "local":
         if ctx.embedding_model == MINILM:
             return _local_embedder(ctx.embedding_model)
+        if ctx.embedding_model == MINILM_INT8:
+            return _minilm_int8_embedder(ctx.embedding_model, ctx.data_dir)
         if ctx.embedding_model in (NOMIC, NOMIC_Q8):
             return _nomic_embedder(ctx.embedding_model, ctx.data_dir)
         raise ModelUnavailable(

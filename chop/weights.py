@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import struct
+import warnings
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,7 +27,9 @@ class ModelUnavailable(RuntimeError):
 MINILM = "all-MiniLM-L6-v2"
 NOMIC = "nomic-embed-text-v1.5"
 NOMIC_Q8 = "nomic-embed-text-v1.5-q8_0"
-LOCAL_EMBEDDERS = (MINILM, NOMIC, NOMIC_Q8)
+MINILM_INT8 = "all-MiniLM-L6-v2-int8"
+LOCAL_EMBEDDERS = (MINILM, MINILM_INT8, NOMIC, NOMIC_Q8)
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 NOMIC_PARTS = (9, 10, 11, 12)
 NOMIC_PART_BYTES = 94_371_840
 NOMIC_ENTRY_OFFSET = 787_093_759  # the entry's local file header
@@ -125,6 +128,67 @@ def nomic_q8_path(data_dir: str | Path) -> Path:
     partial = target.with_suffix(".partial")
     if llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), params) != 0:
         raise ModelUnavailable(f"llama.cpp could not quantise {source} to Q8_0")
+    partial.replace(target)
+    marker.write_text(made_from)
+    return target
+
+
+def minilm_int8_path(model_dir: Path, data_dir: str | Path) -> Path:
+    """all-MiniLM-L6-v2 as an ONNX graph with int8 weights (dynamic quantisation, per channel),
+    made once into ``data_dir``/models from the packaged safetensors (a few seconds): ONNX
+    Runtime runs it several times faster than PyTorch on CPU; its vectors differ from the
+    float model's (cosine ≈ 0.99), so it is another embedder."""
+    try:
+        import onnxruntime
+        import torch
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ModelUnavailable(
+            f"the {MINILM_INT8} embedder needs onnxruntime and onnx (pip install 'chop[local]'), "
+            f"or set CHOP_EMBEDDING_MODEL={MINILM}"
+        ) from exc
+    weights = model_dir / "model.safetensors"
+    made_from = (
+        f"{weights.stat().st_size} {int(weights.stat().st_mtime)} "
+        f"torch {torch.__version__} onnxruntime {onnxruntime.__version__}"
+    )
+    target = Path(data_dir) / "models" / f"{MINILM_INT8}.onnx"
+    marker = target.with_suffix(".source")
+    if target.exists() and marker.exists() and marker.read_text().strip() == made_from:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+
+    class LastHiddenState(torch.nn.Module):
+        """The encoder with positional inputs, as the exporter traces it."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = model
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            named = dict(zip(ONNX_INPUTS, inputs, strict=True))
+            return self.encoder(**named).last_hidden_state  # type: ignore[no-any-return]
+
+    example = tuple(torch.ones((2, 8), dtype=torch.long) for _ in ONNX_INPUTS)
+    floating = target.with_suffix(".f32.partial")
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*ONNX_INPUTS, "last_hidden_state")}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on shapes, not errors
+        torch.onnx.export(
+            LastHiddenState(),
+            example,
+            str(floating),
+            input_names=list(ONNX_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    partial = target.with_suffix(".partial")
+    quantize_dynamic(str(floating), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+    floating.unlink()
     partial.replace(target)
     marker.write_text(made_from)
     return target
