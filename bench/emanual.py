@@ -327,6 +327,11 @@ def retrieval_of(method: str) -> str:
     return CHOP_RETRIEVAL if method == "chop" else PLAIN_RETRIEVAL
 
 
+def retrieval_setup(k: int) -> str:
+    """A report's line on how all methods' questions are searched."""
+    return f"top {k}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}"
+
+
 def search_questions(
     ctx: Context,
     store: Store,
@@ -626,7 +631,7 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
         "chunk_overlap": ctx.chunk_overlap,
         "cosine_threshold": COSINE_THRESHOLD,
         "question_template": QUESTION_TEMPLATE,
-        "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
+        "retrieval": retrieval_setup(TOP_K),
         "ks": list(KS),
         "continuity_mode": ctx.continuity_mode,
         "joint_extraction": ctx.joint_extraction,
