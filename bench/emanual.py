@@ -68,7 +68,7 @@ from bench.metrics import (
     token_f1,
 )
 from bench.report import log, script_parser
-from chop.chunking import TextSpan
+from chop.chunking import TextSpan, chunks_at
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
 from chop.models import (
@@ -188,32 +188,31 @@ def write_rows(
 ) -> None:
     """Store one document's chunks as plain rows (no CNM): prefix + text was embedded; each row
     keeps the loader's span metadata (pages, heading) as chop's split node does."""
-    text = document["text"]
     rows = [
         ChunkRow(
-            doc_id=document["doc_id"],
-            doc_title=document["title"],
-            chunk_index=i,
-            text=text[s.start : s.end],
+            doc_id=chunk["doc_id"],
+            doc_title=chunk["doc_title"],
+            chunk_index=chunk["index"],
+            text=chunk["text"],
             prefix=prefix,
             category=None,
             nouns=[],
             model=None,
             cnm_source="none",
             continuity="none",
-            embedding_key=content_hash(prefix + text[s.start : s.end]),
-            char_start=s.start,
-            char_end=s.end,
-            embedding=vectors[i],
-            metadata=span_meta_at(document["spans"], s.start, s.end),
+            embedding_key=content_hash(prefix + chunk["text"]),
+            char_start=chunk["char_start"],
+            char_end=chunk["char_end"],
+            embedding=vectors[chunk["index"]],
+            metadata=chunk["metadata"],
         )
-        for i, (s, prefix) in enumerate(zip(spans, prefixes, strict=True))
+        for chunk, prefix in zip(chunks_at(document, spans), prefixes, strict=True)
     ]
     record = DocumentRecord(
         doc_id=document["doc_id"],
         title=document["title"],
         source=document["source"],
-        fingerprint=content_hash(text),
+        fingerprint=content_hash(document["text"]),
         chunk_count=len(rows),
         metadata={**document["metadata"], "bench_method": method},
     )
