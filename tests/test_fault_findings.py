@@ -21,14 +21,10 @@ MANUAL = (
 )
 
 
+@pytest.mark.usefixtures("every_attempt_runs")
 def test_a_failed_profile_call_is_relabelled_even_when_the_title_names_the_model(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)
     (tmp_path / "coolwave-225b.md").write_text(MANUAL, encoding="utf-8")
     scripted.responder = replying(profile=RuntimeError("Error code: 503 - service unavailable"))
     ctx = context.with_overrides(llm_deadline_s=0.5)

@@ -165,6 +165,7 @@ def test_a_durable_ingest_survives_a_database_restart(
 
 
 # ------------------------------------------------------------------ 4. LLM down, then up
+@pytest.mark.usefixtures("every_attempt_runs")
 def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
     context: Context,
     store: Store,
@@ -183,7 +184,6 @@ def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
     monkeypatch.setenv("CHOP_CONTINUITY_MODE", "llm")
     monkeypatch.setenv("CHOP_CHUNK_TOKENS", "40")
     monkeypatch.setenv("CHOP_CHUNK_OVERLAP", "0")
-    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)
     argv = ["ingest", str(tmp_path), "--collection", context.collection, "--no-durable"]
     assert main([*argv, "--quiet"]) == 3
     err = capsys.readouterr().err
