@@ -67,7 +67,7 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
-from bench.report import log, script_parser
+from bench.report import add_data_argument, log, run_cli, script_parser
 from chop.chunking import TextSpan, chunks_at
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
@@ -753,26 +753,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/<subset>/")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LLM outputs")
-    p.add_argument(
-        "--data",
-        default=None,
-        help="E-Manual QA folder (default: CHOP_EMANUAL_DATA or ../shared/data/"
-        "emanual-qa beside the repository)",
-    )
+    add_data_argument(p, "E-Manual QA", "CHOP_EMANUAL_DATA", "emanual-qa")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        run(args)
-    except DataMissing as err:
-        print(f"error: {err} (set --data or CHOP_EMANUAL_DATA)", file=sys.stderr)
-        return 2
-    except ModelUnavailable as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(parser(), run, argv, (DataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

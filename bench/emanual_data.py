@@ -151,7 +151,10 @@ class Corpus:
 
 
 class DataMissing(RuntimeError):
-    """The data folder or one of its files is not there."""
+    """The data folder or one of its files is not there; the message says how to name it."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (set --data or CHOP_EMANUAL_DATA)"
 
 
 # --------------------------------------------------------------------------- names

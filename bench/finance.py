@@ -48,7 +48,15 @@ from bench.emanual import (
     search_questions,
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
-from bench.report import llm_work, log, md_table, run_cli, write_files, write_report
+from bench.report import (
+    add_data_argument,
+    llm_work,
+    log,
+    md_table,
+    run_cli,
+    write_files,
+    write_report,
+)
 from chop.config import Context
 from chop.documents import SourceDocument
 from chop.loaders import LoadError, load_file
@@ -487,12 +495,7 @@ def parser() -> argparse.ArgumentParser:
         "--json > REPORT.json` (the product path; its costs come from the report) instead of "
         "indexing again",
     )
-    p.add_argument(
-        "--data",
-        default=None,
-        help="FinanceBench dev folder (default: CHOP_FIN_DATA or ../shared/data/"
-        "financebench-dev beside the repository)",
-    )
+    add_data_argument(p, "FinanceBench dev", "CHOP_FIN_DATA", "financebench-dev")
     return p
 
 
