@@ -72,10 +72,6 @@ class Manual:
         return self.loaded["title"]
 
     @property
-    def source(self) -> str:
-        return self.loaded["source"]
-
-    @property
     def text(self) -> str:
         return self.loaded["text"]
 
