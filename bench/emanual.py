@@ -67,8 +67,8 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
-from bench.report import log, script_parser
-from chop.chunking import TextSpan
+from bench.report import add_data_argument, log, run_cli, script_parser
+from chop.chunking import TextSpan, chunks_at
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
 from chop.models import (
@@ -188,32 +188,31 @@ def write_rows(
 ) -> None:
     """Store one document's chunks as plain rows (no CNM): prefix + text was embedded; each row
     keeps the loader's span metadata (pages, heading) as chop's split node does."""
-    text = document["text"]
     rows = [
         ChunkRow(
-            doc_id=document["doc_id"],
-            doc_title=document["title"],
-            chunk_index=i,
-            text=text[s.start : s.end],
+            doc_id=chunk["doc_id"],
+            doc_title=chunk["doc_title"],
+            chunk_index=chunk["index"],
+            text=chunk["text"],
             prefix=prefix,
             category=None,
             nouns=[],
             model=None,
             cnm_source="none",
             continuity="none",
-            embedding_key=content_hash(prefix + text[s.start : s.end]),
-            char_start=s.start,
-            char_end=s.end,
-            embedding=vectors[i],
-            metadata=span_meta_at(document["spans"], s.start, s.end),
+            embedding_key=content_hash(prefix + chunk["text"]),
+            char_start=chunk["char_start"],
+            char_end=chunk["char_end"],
+            embedding=vectors[chunk["index"]],
+            metadata=chunk["metadata"],
         )
-        for i, (s, prefix) in enumerate(zip(spans, prefixes, strict=True))
+        for chunk, prefix in zip(chunks_at(document, spans), prefixes, strict=True)
     ]
     record = DocumentRecord(
         doc_id=document["doc_id"],
         title=document["title"],
         source=document["source"],
-        fingerprint=content_hash(text),
+        fingerprint=content_hash(document["text"]),
         chunk_count=len(rows),
         metadata={**document["metadata"], "bench_method": method},
     )
@@ -325,6 +324,11 @@ def build_index(
 def retrieval_of(method: str) -> str:
     """How a method's questions are searched: chop through its answer-time retrieval."""
     return CHOP_RETRIEVAL if method == "chop" else PLAIN_RETRIEVAL
+
+
+def retrieval_setup(k: int) -> str:
+    """A report's line on how all methods' questions are searched."""
+    return f"top {k}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}"
 
 
 def search_questions(
@@ -626,7 +630,7 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
         "chunk_overlap": ctx.chunk_overlap,
         "cosine_threshold": COSINE_THRESHOLD,
         "question_template": QUESTION_TEMPLATE,
-        "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
+        "retrieval": retrieval_setup(TOP_K),
         "ks": list(KS),
         "continuity_mode": ctx.continuity_mode,
         "joint_extraction": ctx.joint_extraction,
@@ -749,26 +753,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default=str(DEFAULT_OUT), help="results go to OUT/<subset>/")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LLM outputs")
-    p.add_argument(
-        "--data",
-        default=None,
-        help="E-Manual QA folder (default: CHOP_EMANUAL_DATA or ../shared/data/"
-        "emanual-qa beside the repository)",
-    )
+    add_data_argument(p, "E-Manual QA", "CHOP_EMANUAL_DATA", "emanual-qa")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        run(args)
-    except DataMissing as err:
-        print(f"error: {err} (set --data or CHOP_EMANUAL_DATA)", file=sys.stderr)
-        return 2
-    except ModelUnavailable as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(parser(), run, argv, (DataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

@@ -72,10 +72,6 @@ class Manual:
         return self.loaded["title"]
 
     @property
-    def source(self) -> str:
-        return self.loaded["source"]
-
-    @property
     def text(self) -> str:
         return self.loaded["text"]
 
@@ -151,7 +147,10 @@ class Corpus:
 
 
 class DataMissing(RuntimeError):
-    """The data folder or one of its files is not there."""
+    """The data folder or one of its files is not there; the message says how to name it."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (set --data or CHOP_EMANUAL_DATA)"
 
 
 # --------------------------------------------------------------------------- names

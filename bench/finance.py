@@ -35,20 +35,28 @@ from pathlib import Path
 from typing import Any
 
 from bench.emanual import (
-    CHOP_RETRIEVAL,
     DEFAULT_METHODS,
     DEFAULT_OUT,
-    PLAIN_RETRIEVAL,
     REPO_ROOT,
     IndexStats,
     MemoEmbedder,
     build_index,
     collection_name,
     parse_methods,
+    retrieval_of,
+    retrieval_setup,
     search_questions,
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
-from bench.report import llm_work, log, md_table, run_cli, write_files, write_report
+from bench.report import (
+    add_data_argument,
+    llm_work,
+    log,
+    md_table,
+    run_cli,
+    write_files,
+    write_report,
+)
 from chop.config import Context
 from chop.documents import SourceDocument
 from chop.loaders import LoadError, load_file
@@ -269,7 +277,7 @@ def evaluate(
     result: dict[str, Any] = {
         "method": method,
         "collection": collection,
-        "retrieval": CHOP_RETRIEVAL if method == "chop" else PLAIN_RETRIEVAL,
+        "retrieval": retrieval_of(method),
         "costs": asdict(stats),
         "metrics": fin_summary(records),
         "by_type": {t: fin_summary([r for r in records if r["question_type"] == t]) for t in types},
@@ -375,7 +383,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "search": ctx.search,
             "methods": args.methods,
             "load_seconds": round(load_seconds, 1),
-            "retrieval": f"top {TOP_K}; chop: {CHOP_RETRIEVAL}; baselines: {PLAIN_RETRIEVAL}",
+            "retrieval": retrieval_setup(TOP_K),
         },
         "corpus": {
             "documents": [
@@ -487,12 +495,7 @@ def parser() -> argparse.ArgumentParser:
         "--json > REPORT.json` (the product path; its costs come from the report) instead of "
         "indexing again",
     )
-    p.add_argument(
-        "--data",
-        default=None,
-        help="FinanceBench dev folder (default: CHOP_FIN_DATA or ../shared/data/"
-        "financebench-dev beside the repository)",
-    )
+    add_data_argument(p, "FinanceBench dev", "CHOP_FIN_DATA", "financebench-dev")
     return p
 
 

@@ -30,6 +30,16 @@ def script_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
     )
 
 
+def add_data_argument(p: argparse.ArgumentParser, what: str, env: str, folder: str) -> None:
+    """``--data``: a data set's folder; unset, the script reads ``env`` or
+    ../shared/data/``folder`` beside the repository."""
+    p.add_argument(
+        "--data",
+        default=None,
+        help=f"{what} folder (default: {env} or ../shared/data/{folder} beside the repository)",
+    )
+
+
 def write_report(out: Path, stem: str, json_text: str, markdown_text: str) -> None:
     """``stem``.json and ``stem``.md into ``out`` (created if missing)."""
     out.mkdir(parents=True, exist_ok=True)

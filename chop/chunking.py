@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chop.documents import SourceDocument, span_meta_at
 from chop.models import Tokenizer
+from chop.types import Chunk
 
 MAX_TOKEN_CHARS = 16  # longer "tokens" (unknown runs without spaces) count as several
 MIN_CHUNKS_FOR_BACKGROUND = 5  # fewer chunks give too few pairs to know the background
@@ -146,6 +148,25 @@ def sentence_spans(text: str) -> list[TextSpan]:
     if text[start:].strip():
         spans.append(_trim(text, start, len(text)))
     return spans
+
+
+def chunks_at(document: SourceDocument, windows: Sequence[TextSpan]) -> list[Chunk]:
+    """The document's text cut at ``windows``, in order, each chunk with the loader's
+    metadata of the spans it overlaps (pages, heading); no similarity measured yet."""
+    text = document["text"]
+    return [
+        Chunk(
+            doc_id=document["doc_id"],
+            doc_title=document["title"],
+            index=index,
+            text=text[window.start : window.end],
+            char_start=window.start,
+            char_end=window.end,
+            metadata=span_meta_at(document["spans"], window.start, window.end),
+            similarity_to_previous=None,
+        )
+        for index, window in enumerate(windows)
+    ]
 
 
 def _trim(text: str, start: int, end: int) -> TextSpan:

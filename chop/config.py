@@ -19,21 +19,29 @@ SearchMode = Literal["auto", "vector", "hybrid"]
 AnswerMode = Literal["lead", "quote"]
 
 
-def _env(name: str, default: str) -> Any:
-    return field(default_factory=lambda: os.environ.get(name, default))
+def _setting(env: str, default: str | bool | float, description: str) -> Any:
+    """A field read from ``env`` each time a Context is made (a variable set after import
+    counts), as its default's type, with the description LangGraph Studio shows."""
+    return field(
+        default_factory=lambda: _from_env(env, default), metadata={"description": description}
+    )
 
 
-def _env_int(name: str, default: int) -> Any:
-    return field(default_factory=lambda: _parsed(name, default, int, "a whole number"))
-
-
-def _parsed(name: str, default: Any, kind: type, what: str) -> Any:
-    """The environment variable as ``kind``, or one line saying which variable is wrong."""
-    raw = os.environ.get(name, str(default))
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be {what}, not {raw!r}") from None
+def _from_env(name: str, default: str | bool | float) -> Any:
+    """The environment variable as ``default``'s type, or one line saying which variable is
+    wrong; unset, the default."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if isinstance(default, bool):  # only the other digit flips a flag: "1" turns it on, "0" off
+        return raw != "0" if default else raw == "1"
+    if isinstance(default, int | float):
+        kind, what = (int, "a whole number") if isinstance(default, int) else (float, "a number")
+        try:
+            return kind(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be {what}, not {raw!r}") from None
+    return raw
 
 
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -52,124 +60,135 @@ GATE_BAND = (0.0, 0.3)  # the gate's default band, on the relative similarity sc
 MAX_K = 100  # chunks per answer: more would not fit any chat model's prompt
 
 
-def _env_float(name: str, default: float) -> Any:
-    return field(default_factory=lambda: _parsed(name, default, float, "a number"))
-
-
-def _described(spec: Any, description: str) -> Any:
-    spec.metadata = {"description": description}
-    return spec
-
-
 @dataclass(kw_only=True)
 class Context:
     """Settings of one ingest or answer run (LangGraph ``context_schema``)."""
 
-    database_url: str = _described(
-        _env("CHOP_DATABASE_URL", ""),
+    database_url: str = _setting(
+        "CHOP_DATABASE_URL",
+        "",
         "PostgreSQL URL with pgvector. Empty: start the embedded server in data_dir.",
     )
-    data_dir: str = _described(
-        _env("CHOP_DATA_DIR", ".chop"),
+    data_dir: str = _setting(
+        "CHOP_DATA_DIR",
+        ".chop",
         "Folder for the embedded PostgreSQL and the joined local model file.",
     )
-    collection: str = _described(
-        _env("CHOP_COLLECTION", "default"),
+    collection: str = _setting(
+        "CHOP_COLLECTION",
+        "default",
         "Name of the chunk collection (one table per collection).",
     )
-    chat_provider: Provider = _described(
-        _env("CHOP_CHAT_PROVIDER", "local"),
+    chat_provider: Provider = _setting(
+        "CHOP_CHAT_PROVIDER",
+        "local",
         "'local': in-process llama.cpp GGUF from PyPI; 'openai': any OpenAI-compatible server.",
     )
-    chat_model: str = _described(
-        _env("CHOP_CHAT_MODEL", "qwen2.5-coder-1.5b-instruct-q4_k_m"),
+    chat_model: str = _setting(
+        "CHOP_CHAT_MODEL",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
         "Chat model name (OpenAI model id, or the local GGUF's name).",
     )
-    embedding_provider: Provider = _described(
-        _env("CHOP_EMBEDDING_PROVIDER", "local"),
+    embedding_provider: Provider = _setting(
+        "CHOP_EMBEDDING_PROVIDER",
+        "local",
         "'local': all-MiniLM-L6-v2 from PyPI; 'openai': OpenAI-compatible embeddings.",
     )
-    embedding_model: str = _described(
-        _env("CHOP_EMBEDDING_MODEL", "all-MiniLM-L6-v2"),
+    embedding_model: str = _setting(
+        "CHOP_EMBEDDING_MODEL",
+        "all-MiniLM-L6-v2",
         "Embedding model name. Local: 'all-MiniLM-L6-v2' (fast), 'nomic-embed-text-v1.5' "
         "(weights from scripts/install.sh; many times MiniLM's embedding time, see "
         "bench/results/embedders) or 'nomic-embed-text-v1.5-q8_0'. A collection keeps the "
         "embedder it was made with.",
     )
-    openai_base_url: str = _described(
-        _env("CHOP_OPENAI_BASE_URL", ""),
+    openai_base_url: str = _setting(
+        "CHOP_OPENAI_BASE_URL",
+        "",
         "Base URL of the OpenAI-compatible server (vLLM, Ollama, llama.cpp); empty: OpenAI.",
     )
-    embedding_base_url: str = _described(
-        _env("CHOP_EMBEDDING_BASE_URL", ""),
+    embedding_base_url: str = _setting(
+        "CHOP_EMBEDDING_BASE_URL",
+        "",
         "Base URL of the OpenAI-compatible embeddings server; empty: the chat base URL.",
     )
-    structured_output: Literal["json_schema", "json_object", "function_calling"] = _described(
-        _env("CHOP_STRUCTURED_OUTPUT", "json_schema"),
+    structured_output: Literal["json_schema", "json_object", "function_calling"] = _setting(
+        "CHOP_STRUCTURED_OUTPUT",
+        "json_schema",
         "How the 'openai' provider is held to the JSON schema; llama.cpp's server wants "
         "'json_object'.",
     )
-    chunk_tokens: int = _described(
-        _env_int("CHOP_CHUNK_TOKENS", 200),
+    chunk_tokens: int = _setting(
+        "CHOP_CHUNK_TOKENS",
+        200,
         "Chunk size in embedder tokens (MiniLM reads 256; the CNM prefix needs the rest).",
     )
-    chunk_overlap: int = _described(
-        _env_int("CHOP_CHUNK_OVERLAP", 40), "Tokens shared by adjacent chunks."
-    )
-    chunking: Literal["sections", "windows"] = _described(
-        _env("CHOP_CHUNKING", "sections"),
+    chunk_overlap: int = _setting("CHOP_CHUNK_OVERLAP", 40, "Tokens shared by adjacent chunks.")
+    chunking: Literal["sections", "windows"] = _setting(
+        "CHOP_CHUNKING",
+        "sections",
         "'sections': where a document has headings, one chunk per section (short ones joined "
         "with the next, long ones windowed); 'windows': fixed token windows everywhere.",
     )
-    section_weight: float = _described(
-        _env_float("CHOP_SECTION_WEIGHT", 0.2),
+    section_weight: float = _setting(
+        "CHOP_SECTION_WEIGHT",
+        0.2,
         "Weight of the section title's vector added to the vector of each chunk under a "
         "heading (then normalised): a question that names a section's topic finds it even "
         "where the chunk's text says it in other words. 0 embeds the prefixed chunk alone.",
     )
-    continuity_mode: ContinuityMode = _described(
-        _env("CHOP_CONTINUITY_MODE", "gate"),
+    continuity_mode: ContinuityMode = _setting(
+        "CHOP_CONTINUITY_MODE",
+        "gate",
         "'llm': the paper (LLM judges every pair); 'gate': cheap signals decide clear pairs, "
         "the LLM the rest; 'rules': no LLM for continuity.",
     )
-    gate_low: float = _described(
-        _env_float("CHOP_GATE_LOW", GATE_BAND[0]),
+    gate_low: float = _setting(
+        "CHOP_GATE_LOW",
+        GATE_BAND[0],
         "Gate: adjacent chunks less similar than this are a topic shift without asking the "
         "LLM. Similarity is relative to the document's background: 0 = like two chunks far "
         "apart, 1 = identical, whatever the embedder.",
     )
-    gate_high: float = _described(
-        _env_float("CHOP_GATE_HIGH", GATE_BAND[1]),
+    gate_high: float = _setting(
+        "CHOP_GATE_HIGH",
+        GATE_BAND[1],
         "Gate: adjacent chunks at least this similar (relative, as gate_low) continue the "
         "topic without asking the LLM.",
     )
-    joint_extraction: bool = _described(
-        field(default_factory=lambda: os.environ.get("CHOP_JOINT_EXTRACTION", "0") == "1"),
+    joint_extraction: bool = _setting(
+        "CHOP_JOINT_EXTRACTION",
+        False,
         "When the LLM judges a pair it also labels the chunk in the same call, so a topic "
         "shift costs one call instead of two.",
     )
-    max_concurrency: int = _described(
-        _env_int("CHOP_MAX_CONCURRENCY", 4),
+    max_concurrency: int = _setting(
+        "CHOP_MAX_CONCURRENCY",
+        4,
         "Most LLM calls in flight at once (the local model runs one at a time regardless).",
     )
-    use_cache: bool = _described(
-        field(default_factory=lambda: os.environ.get("CHOP_USE_CACHE", "1") != "0"),
+    use_cache: bool = _setting(
+        "CHOP_USE_CACHE",
+        True,
         "Reuse LLM answers stored for the same model and prompt.",
     )
-    k: int = _described(_env_int("CHOP_K", 5), "Chunks retrieved per question.")
-    ef_search: int = _described(
-        _env_int("CHOP_EF_SEARCH", 100),
+    k: int = _setting("CHOP_K", 5, "Chunks retrieved per question.")
+    ef_search: int = _setting(
+        "CHOP_EF_SEARCH",
+        100,
         "HNSW candidate list per search (pgvector hnsw.ef_search): higher finds more of the "
         "true nearest chunks in large collections, and takes longer.",
     )
-    search: SearchMode = _described(
-        _env("CHOP_SEARCH", "auto"),
+    search: SearchMode = _setting(
+        "CHOP_SEARCH",
+        "auto",
         "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank; "
         "'auto': hybrid for questions about filings (their line items' own words find the "
         "table pages), vector for everything else (manuals measured better with vectors).",
     )
-    answer: AnswerMode = _described(
-        _env("CHOP_ANSWER", "quote"),
+    answer: AnswerMode = _setting(
+        "CHOP_ANSWER",
+        "quote",
         "'quote': the answer quotes the section that answers best, the LLM asked only for a "
         "yes/no question's verdict (about a second on a CPU); 'lead': the LLM also writes a "
         "short answer that opens it, shown only when the section backs it, and answers a "
@@ -177,31 +196,35 @@ class Context:
         "evaluated by chop (chop.figures). Worth it with a strong endpoint; the local 1.5B "
         "repeated the quote and wrote no valid arithmetic for 5 FinanceBench questions.",
     )
-    query_cnm: QueryCnmMode = _described(
-        _env("CHOP_QUERY_CNM", "boost"),
+    query_cnm: QueryCnmMode = _setting(
+        "CHOP_QUERY_CNM",
+        "boost",
         "Use the model/category named in the question: 'off', 'boost' matching chunks, or "
         "'filter' to them (falls back to unfiltered when nothing matches).",
     )
-    max_file_mb: int = _described(
-        _env_int("CHOP_MAX_FILE_MB", 50), "Files larger than this are skipped with a message."
+    max_file_mb: int = _setting(
+        "CHOP_MAX_FILE_MB", 50, "Files larger than this are skipped with a message."
     )
-    llm_timeout_s: float = _described(
-        _env_float("CHOP_LLM_TIMEOUT_S", 120.0), "Timeout of one remote LLM request, seconds."
+    llm_timeout_s: float = _setting(
+        "CHOP_LLM_TIMEOUT_S", 120.0, "Timeout of one remote LLM request, seconds."
     )
-    llm_deadline_s: float = _described(
-        _env_float("CHOP_LLM_DEADLINE_S", 180.0),
+    llm_deadline_s: float = _setting(
+        "CHOP_LLM_DEADLINE_S",
+        180.0,
         "Most seconds one LLM task may take, all its attempts and the waits between them "
         "together; then its fallback applies.",
     )
 
-    database_outage_s: float = _described(
-        _env_float("CHOP_DATABASE_OUTAGE_S", 900.0),
+    database_outage_s: float = _setting(
+        "CHOP_DATABASE_OUTAGE_S",
+        900.0,
         "How long a run waits for the database when it becomes unreachable (a restart, an "
         "outage): calls are retried and the run carries on when it is back; after this many "
         "seconds the run ends with one message, and the same command resumes it.",
     )
-    checkpoint_retention_days: float = _described(
-        _env_float("CHOP_CHECKPOINT_RETENTION_DAYS", 7.0),
+    checkpoint_retention_days: float = _setting(
+        "CHOP_CHECKPOINT_RETENTION_DAYS",
+        7.0,
         "A durable ingest's checkpoints serve only its resume: a run killed and not run again "
         "for this many days has its checkpoints deleted by the next durable ingest.",
     )

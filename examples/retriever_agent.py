@@ -68,10 +68,8 @@ def build_agent(
         return {"messages": [chat_model.invoke([system, *state["messages"]])]}
 
     graph = StateGraph(AgentState)
-    graph.add_node("retrieve", retrieve)
-    graph.add_node("answer", answer)
+    graph.add_sequence([retrieve, answer])  # nodes named as the functions
     graph.add_edge(START, "retrieve")
-    graph.add_edge("retrieve", "answer")
     graph.add_edge("answer", END)
     return graph.compile(name="manual_agent")
 

@@ -21,10 +21,8 @@ def build_answer_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(
         AnswerState, context_schema=Context, input_schema=AnswerInput, output_schema=AnswerOutput
     )
-    graph.add_node("retrieve", retrieve)
-    graph.add_node("generate", generate)
+    graph.add_sequence([retrieve, generate])  # nodes named as the functions
     graph.add_edge(START, "retrieve")
-    graph.add_edge("retrieve", "generate")
     graph.add_edge("generate", END)
     return graph.compile(name="answer")
 

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from chop.chunking import (
     TextSpan,
+    chunks_at,
     chunks_to_compare,
     sampled_relative_similarity,
     section_windows,
@@ -24,9 +25,8 @@ from chop.chunking import (
     token_windows,
 )
 from chop.config import Context
-from chop.documents import span_meta_at
 from chop.models import get_embedder
-from chop.state import Chunk, DocumentState
+from chop.state import DocumentState
 
 
 def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -45,19 +45,7 @@ def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
         )
     else:
         windows = token_windows(text, embedder.tokenizer, ctx.chunk_tokens, ctx.chunk_overlap)
-    chunks = [
-        Chunk(
-            doc_id=document["doc_id"],
-            doc_title=document["title"],
-            index=index,
-            text=text[window.start : window.end],
-            char_start=window.start,
-            char_end=window.end,
-            metadata=span_meta_at(document["spans"], window.start, window.end),
-            similarity_to_previous=None,
-        )
-        for index, window in enumerate(windows)
-    ]
+    chunks = chunks_at(document, windows)
     seconds = 0.0
     open_pairs = [
         i

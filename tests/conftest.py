@@ -17,3 +17,10 @@ def scripted() -> Iterator[ScriptedChatModel]:
     model = ScriptedChatModel(calls=[])
     with use_models(chat_model=model):
         yield model
+
+
+@pytest.fixture
+def every_attempt_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """chop starts no LLM attempt with under 0.5 s of its deadline left; a test with a short
+    deadline lifts that floor, so all its attempts (and fallbacks) run, quickly."""
+    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)

@@ -13,7 +13,8 @@ from typing import Any
 
 from chop.api import ingest
 from chop.config import Context
-from tests.fakes import ScriptedChatModel
+from chop.sample_corpus import write_sample_corpus
+from tests.fakes import ScriptedChatModel, slowed
 
 
 def pg_ctl(data_dir: str, *args: str) -> None:
@@ -64,3 +65,15 @@ def ingest_running(
     yield outcome
     worker.join(timeout=300)
     assert not worker.is_alive(), "the run neither finished nor failed"
+
+
+def ingest_through_a_restart(
+    folder: Path, ctx: Context, scripted: ScriptedChatModel, *, durable: bool = False
+) -> dict[str, Any]:
+    """The sample corpus written to ``folder`` and ingested at 50 ms a call, the embedded
+    server restarted 15 calls in; the run's outcome, as :func:`ingest_running` gives it."""
+    write_sample_corpus(folder)
+    scripted.responder = slowed(0.05)
+    with ingest_running(folder, ctx, scripted, calls=15, durable=durable) as outcome:
+        restart_embedded_server(ctx.data_dir)
+    return outcome

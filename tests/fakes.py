@@ -86,6 +86,21 @@ def sensible_reply(task: str, user: str) -> str:
     raise AssertionError(task)
 
 
+def replying(when: str = "", **replies: str | Exception) -> Responder:
+    """A cooperative model but for the named tasks, which get the given reply (or raise the
+    given error) where the prompt holds ``when``: a broken, failing or instructed model."""
+
+    def respond(task: str, user: str) -> str:
+        if task not in replies or when not in user:
+            return sensible_reply(task, user)
+        reply = replies[task]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    return respond
+
+
 def slowed(seconds: float) -> Responder:
     """A cooperative model that takes ``seconds`` a reply: a run long enough to interrupt, or
     concurrent runs that are inside the graph at once."""

@@ -9,15 +9,10 @@ from chop.api import ask, ingest
 from chop.config import Context
 from chop.documents import make_document
 from chop.question import match_question
-from tests.fakes import Responder, ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3
 TANK = "Empty the water tank when the full light shows, then refit it firmly. " * 3
-
-
-def answering(reply: str) -> Responder:
-    """A cooperative model whose answer calls all reply ``reply``."""
-    return lambda task, user: reply if task == "answer" else sensible_reply(task, user)
 
 
 def twin_manuals(context: Context) -> Context:
@@ -84,7 +79,7 @@ def test_a_failing_answer_model_still_answers_in_the_sources_words_and_says_so(
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
     ctx = twin_manuals(context).with_overrides(answer="lead")
-    scripted.responder = answering("oops")
+    scripted.responder = replying(answer="oops")
     result = ask("How often do I clean the filter of the Coolwave 225B?", context=ctx)
     assert result["answerable"] is True and "every 2 weeks" in result["answer"]
     assert result["citations"] == [1] and "model failed" in result["answer_note"]
@@ -183,8 +178,8 @@ def test_an_answer_the_passage_does_not_back_is_left_out_and_said(
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
     ctx = twin_manuals(context).with_overrides(answer="lead")
-    scripted.responder = answering(
-        json.dumps({"answer": "Open the Settings app and tap Filter care every 6 weeks."})
+    scripted.responder = replying(
+        answer=json.dumps({"answer": "Open the Settings app and tap Filter care every 6 weeks."})
     )
     result = ask("How often do I clean the filter of the Coolwave 330C?", context=ctx)
     assert "Settings" not in result["answer"] and "6 weeks" not in result["answer"]
@@ -198,7 +193,9 @@ def test_a_yes_no_question_is_answered_yes_or_no_then_the_reason(
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
     ctx = twin_manuals(context)
-    scripted.responder = answering(json.dumps({"verdict": "no", "answer": "Refit it firmly."}))
+    scripted.responder = replying(
+        answer=json.dumps({"verdict": "no", "answer": "Refit it firmly."})
+    )
     result = ask("Can I use the Coolwave 330C without refitting the water tank?", context=ctx)
     assert result["answer"].startswith("No. ")
     assert "Refit it firmly" in result["answer"] or "refit it firmly" in result["answer"]
@@ -241,15 +238,6 @@ def acme_filing(context: Context) -> Context:
     return ctx
 
 
-def figuring(expression: str) -> Responder:
-    """A model that writes ``expression`` for every figure question."""
-    return lambda task, user: (
-        json.dumps({"figures": "", "expression": expression})
-        if task == "figure"
-        else sensible_reply(task, user)
-    )
-
-
 def row_number(label: str, prompt: str) -> int:
     return next(
         int(n) for n, text in re.findall(r"^R(\d+) (.*?) \[", prompt, re.M) if text == label
@@ -284,7 +272,9 @@ def test_arithmetic_that_does_not_evaluate_falls_back_to_the_passage_and_says_so
     scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
 ) -> None:
     ctx = acme_filing(context)
-    scripted.responder = figuring("current assets / current liabilities")
+    scripted.responder = replying(
+        figure=json.dumps({"figures": "", "expression": "current assets / current liabilities"})
+    )
     result = ask("What is Acme Widgets' FY2023 working capital ratio?", context=ctx)
     assert "Total current assets" in result["answer"], "the balance sheet is quoted instead"
     assert "does not evaluate" in result["answer_note"]

@@ -10,10 +10,9 @@ import pytest
 
 from chop.api import ingest
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
 from chop.store import Store
-from tests.database import ingest_running, restart_embedded_server
-from tests.fakes import ScriptedChatModel, slowed
+from tests.database import ingest_through_a_restart
+from tests.fakes import ScriptedChatModel
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("CHOP_DATABASE_URL")), reason="restarts the embedded server only"
@@ -24,13 +23,9 @@ def test_ingest_survives_a_database_restart(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
     folder = tmp_path / "corpus"
-    write_sample_corpus(folder)
-
-    scripted.responder = slowed(0.05)
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10,
                                  use_cache=True)  # fmt: skip
-    with ingest_running(folder, ctx, scripted, calls=15):
-        restart_embedded_server(ctx.data_dir)  # the run may finish or fail cleanly, not hang
+    ingest_through_a_restart(folder, ctx, scripted)  # it may finish or fail cleanly, not hang
 
     final = ingest([folder], context=ctx)
     assert final["added"] + final["updated"] + final["unchanged"] == 3

@@ -11,7 +11,7 @@ from chop.api import ingest
 from chop.config import Context
 from chop.store import Store
 from nodes.persist import NEEDS_RELABEL
-from tests.fakes import ScriptedChatModel, sensible_reply
+from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 MANUAL = (
     "# Coolwave 225B User Manual\n\n## Filter care\n\n"
@@ -21,21 +21,12 @@ MANUAL = (
 )
 
 
+@pytest.mark.usefixtures("every_attempt_runs")
 def test_a_failed_profile_call_is_relabelled_even_when_the_title_names_the_model(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    def profile_down(task: str, user: str) -> str:
-        if task == "profile":
-            raise RuntimeError("Error code: 503 - service unavailable")
-        return sensible_reply(task, user)
-
-    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)
     (tmp_path / "coolwave-225b.md").write_text(MANUAL, encoding="utf-8")
-    scripted.responder = profile_down
+    scripted.responder = replying(profile=RuntimeError("Error code: 503 - service unavailable"))
     ctx = context.with_overrides(llm_deadline_s=0.5)
     ingest([tmp_path], context=ctx)
     [record] = store.documents(ctx.collection).values()

@@ -202,39 +202,10 @@ def test_pdf_junk_title_falls_back_to_file_stem(tmp_path: Path, junk: str) -> No
     assert load_file(path)[0]["title"] == "mixer M4"
 
 
-def test_encrypted_pdf_is_reported(tmp_path: Path) -> None:
-    path = tmp_path / "locked.pdf"
-    path.write_bytes(encrypt_pdf(make_pdf(["secret text"]), user_password="pw"))
-    with pytest.raises(LoadError, match=r"^encrypted PDF$"):
-        load_file(path)
-
-
 def test_pdf_with_empty_user_password_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "owner_only.pdf"
     path.write_bytes(encrypt_pdf(make_pdf(["open text"]), user_password=""))
     assert load_file(path)[0]["text"] == "open text"
-
-
-def test_truncated_pdf_is_reported(tmp_path: Path) -> None:
-    data = make_pdf(["Some text", "More text"])
-    path = tmp_path / "cut.pdf"
-    path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(LoadError, match=r"^unreadable PDF: "):
-        load_file(path)
-
-
-def test_pdf_without_text_is_reported(tmp_path: Path) -> None:
-    path = tmp_path / "scan.pdf"
-    path.write_bytes(make_pdf(["", ""]))
-    with pytest.raises(LoadError, match=r"^PDF has no extractable text \(scanned\?\)$"):
-        load_file(path)
-
-
-def test_file_named_pdf_that_is_not_a_pdf_is_reported(tmp_path: Path) -> None:
-    path = tmp_path / "fake.pdf"
-    path.write_text("just some words")
-    with pytest.raises(LoadError, match=r"^unreadable PDF: no %PDF header$"):
-        load_file(path)
 
 
 # --------------------------------------------------------------------------- e-manual json
@@ -277,17 +248,6 @@ def test_empty_emanual_is_reported(tmp_path: Path) -> None:
     assert only_problem(problems, path) == "empty: no sections"
 
 
-@pytest.mark.parametrize(
-    "content",
-    ['{"name": "chop", "version": 1}', "[1, 2, 3]", '{"section_0": "just a string"}'],
-)
-def test_json_that_is_not_an_emanual_is_reported(tmp_path: Path, content: str) -> None:
-    path = tmp_path / "package.json"
-    path.write_text(content)
-    with pytest.raises(LoadError, match=r"^JSON is not an E-Manual corpus \(expected section_N"):
-        load_file(path)
-
-
 def test_json_of_another_shape_is_not_a_format_chop_reads_whatever_its_name(
     tmp_path: Path,
 ) -> None:
@@ -300,10 +260,59 @@ def test_json_of_another_shape_is_not_a_format_chop_reads_whatever_its_name(
     assert load_file(corpus)[0]["metadata"]["format"] == "emanual"
 
 
-def test_invalid_json_is_reported(tmp_path: Path) -> None:
-    path = tmp_path / "broken.json"
-    path.write_text('{"section_0": ')
-    with pytest.raises(LoadError, match=r"^invalid JSON: "):
+# --------------------------------------------------------------------------- unreadable files
+
+
+def first_half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+NOT_AN_EMANUAL = r"^JSON is not an E-Manual corpus \(expected section_N"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        pytest.param(
+            "locked.pdf",
+            encrypt_pdf(make_pdf(["secret text"]), user_password="pw"),
+            r"^encrypted PDF$",
+            id="encrypted-pdf",
+        ),
+        pytest.param(
+            "cut.pdf",
+            first_half(make_pdf(["Some text", "More text"])),
+            r"^unreadable PDF: ",
+            id="truncated-pdf",
+        ),
+        pytest.param(
+            "scan.pdf",
+            make_pdf(["", ""]),
+            r"^PDF has no extractable text \(scanned\?\)$",
+            id="pdf-without-text",
+        ),
+        pytest.param(
+            "fake.pdf", b"just some words", r"^unreadable PDF: no %PDF header$", id="not-a-pdf"
+        ),
+        pytest.param(
+            "package.json", b'{"name": "chop", "version": 1}', NOT_AN_EMANUAL, id="json-object"
+        ),
+        pytest.param("package.json", b"[1, 2, 3]", NOT_AN_EMANUAL, id="json-list"),
+        pytest.param(
+            "package.json", b'{"section_0": "just a string"}', NOT_AN_EMANUAL, id="json-section"
+        ),
+        pytest.param("broken.json", b'{"section_0": ', r"^invalid JSON: ", id="invalid-json"),
+        pytest.param(
+            "README", b"text", r"^unsupported file type \(no suffix", id="unsupported-suffix"
+        ),
+    ],
+)
+def test_a_file_chop_cannot_read_is_one_load_error(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(LoadError, match=message):
         load_file(path)
 
 
@@ -393,13 +402,6 @@ def test_empty_directory_is_reported(tmp_path: Path) -> None:
     docs, problems = load_paths([tmp_path])
     assert docs == []
     assert only_problem(problems, tmp_path) == "no supported files in directory"
-
-
-def test_load_file_raises_load_error_for_unsupported_suffix(tmp_path: Path) -> None:
-    path = tmp_path / "README"
-    path.write_text("text")
-    with pytest.raises(LoadError, match=r"^unsupported file type \(no suffix"):
-        load_file(path)
 
 
 def test_supported_suffixes_are_lower_case_and_matched_case_insensitively(tmp_path: Path) -> None:

@@ -28,6 +28,10 @@ def ten_k(entity: str, year: int, **more: Any) -> dict[str, Any]:
     return {"kind": "10-K", "entity": entity, "fiscal_year": year, **more}
 
 
+def ten_q(entity: str, year: int, quarter: int) -> dict[str, Any]:
+    return {"kind": "10-Q", "entity": entity, "fiscal_year": year, "fiscal_quarter": quarter}
+
+
 # ------------------------------------------------------------------ products
 
 MANUALS = [
@@ -150,9 +154,8 @@ def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
     collection = cards(
         **ACME,
         **ZENITH,
-        **{"acme-q": {"kind": "10-Q", "entity": "Acme Widgets Co., Inc.", "fiscal_year": 2024,
-                      "fiscal_quarter": 2}},
-    )  # fmt: skip
+        **{"acme-q": ten_q("Acme Widgets Co., Inc.", 2024, 2)},
+    )
     compared = resolve("Did Acme Widgets margins grow between FY2021 and FY2023?", collection)
     assert compared.documents == ("acme-2023",)  # the latest report holds both years
     assert resolve("Acme Widgets stores in Q2 of FY2024?", collection).documents == ("acme-q",)
@@ -174,12 +177,28 @@ def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_re
     assert (release.documents, release.secondary) == (("acme-2023-q4",), ())
 
 
-def test_a_quarter_without_its_quarterly_report_is_read_in_the_annual_report() -> None:
-    collection = cards(
-        **{f"hale-{y}": ten_k("Hale Health Corporation", y) for y in (2018, 2022)}  # CVS-style
-    )
-    resolution = resolve("Did Hale Health pay dividends in Q2 of FY2022?", collection)
-    assert resolution.documents == ("hale-2022",) and resolution.unknown is None
+@pytest.mark.parametrize(
+    ("stored", "question", "document"),
+    [
+        pytest.param(  # CVS-style
+            {f"hale-{y}": ten_k("Hale Health Corporation", y) for y in (2018, 2022)},
+            "Did Hale Health pay dividends in Q2 of FY2022?",
+            "hale-2022",
+            id="a-quarter-without-its-10q-is-read-in-the-annual-report",
+        ),
+        pytest.param(
+            ACME | {"acme-2024q1": ten_q("Acme Widgets Co., Inc.", 2024, 1)},
+            "How did Acme Widgets' margin develop in FY2024?",
+            "acme-2024q1",
+            id="a-year-covered-only-by-10qs-resolves-to-them",
+        ),
+    ],
+)
+def test_a_period_without_a_report_of_its_own_is_read_in_one_that_covers_it_not_declined(
+    stored: dict[str, dict[str, Any]], question: str, document: str
+) -> None:
+    resolution = resolve(question, cards(**stored))
+    assert resolution.documents == (document,) and resolution.unknown is None
 
 
 def test_a_year_named_by_its_end_finds_the_retail_year_that_ends_in_january() -> None:
@@ -191,16 +210,6 @@ def test_a_year_named_by_its_end_finds_the_retail_year_that_ends_in_january() ->
     assert resolve("Lumen Beauty inventories at end of FY2023?", collection).documents == ("q4",)
     assert resolve("Lumen Beauty sales in FY2022?", collection).documents == ("q4",)
     assert resolve("Lumen Beauty sales in Q1 of FY2023?", collection).documents == ("q1",)
-
-
-def test_a_year_covered_only_by_quarterly_reports_resolves_to_them_and_is_not_declined() -> None:
-    quarterly = {"kind": "10-Q", "entity": "Acme Widgets Co., Inc."}
-    collection = cards(
-        **ACME,
-        **{"acme-2024q1": quarterly | {"fiscal_year": 2024, "fiscal_quarter": 1}},
-    )
-    resolution = resolve("How did Acme Widgets' margin develop in FY2024?", collection)
-    assert resolution.documents == ("acme-2024q1",) and resolution.unknown is None
 
 
 def test_a_quarter_written_with_a_plain_year_finds_its_10q() -> None:

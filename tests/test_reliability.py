@@ -23,7 +23,7 @@ from chop.sample_corpus import write_sample_corpus
 from chop.store import Store, validate_collection
 from chop.stub_llm import running_stub
 from nodes.persist import NEEDS_RELABEL
-from tests.database import ingest_running, restart_embedded_server
+from tests.database import ingest_through_a_restart
 from tests.fakes import ScriptedChatModel, sensible_reply, slowed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,13 +156,8 @@ def test_a_malformed_numeric_setting_names_its_variable(monkeypatch: pytest.Monk
 def test_a_durable_ingest_survives_a_database_restart(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "corpus"
-    write_sample_corpus(folder)
-
-    scripted.responder = slowed(0.05)
     ctx = context.with_overrides(continuity_mode="llm", chunk_tokens=60, chunk_overlap=10)
-    with ingest_running(folder, ctx, scripted, calls=15, durable=True) as outcome:
-        restart_embedded_server(ctx.data_dir)
+    outcome = ingest_through_a_restart(tmp_path / "corpus", ctx, scripted, durable=True)
     assert "error" not in outcome, outcome.get("error")
     assert {r.doc_id for r in store.documents(ctx.collection).values()} and len(
         store.documents(ctx.collection)
@@ -170,6 +165,7 @@ def test_a_durable_ingest_survives_a_database_restart(
 
 
 # ------------------------------------------------------------------ 4. LLM down, then up
+@pytest.mark.usefixtures("every_attempt_runs")
 def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
     context: Context,
     store: Store,
@@ -188,7 +184,6 @@ def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
     monkeypatch.setenv("CHOP_CONTINUITY_MODE", "llm")
     monkeypatch.setenv("CHOP_CHUNK_TOKENS", "40")
     monkeypatch.setenv("CHOP_CHUNK_OVERLAP", "0")
-    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)
     argv = ["ingest", str(tmp_path), "--collection", context.collection, "--no-durable"]
     assert main([*argv, "--quiet"]) == 3
     err = capsys.readouterr().err
