@@ -50,7 +50,6 @@ LOCAL_CONTEXT_TOKENS = 4096
 
 NOMIC_BATCH_TOKENS = 512  # longer texts are cut here (chunks are ~200 tokens plus the prefix)
 MINILM_MAX_TOKENS = 256  # what all-MiniLM-L6-v2 reads (sentence-transformers cuts there too)
-ONNX_BATCH = 16  # texts per ONNX Runtime call, sorted by length so padding stays small
 
 
 class Tokenizer(Protocol):
@@ -142,7 +141,7 @@ class SentenceTransformerEmbedder:
 
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 with int8 weights in ONNX Runtime: the same tokenizer, mean pooling
-    and normalisation as sentence-transformers, texts batched by length."""
+    and normalisation as sentence-transformers."""
 
     def __init__(self, onnx_file: Path, model_dir: Path, name: str, threads: int) -> None:
         import onnxruntime
@@ -163,22 +162,21 @@ class OnnxEmbedder:
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One text per run: int8 activations are scaled per run, so a text embedded beside
+        others would get another vector; alone it always gets the same one, with no padding
+        (as fast as batches of 4-16 here)."""
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        if not texts:
+            return vectors
         with self._lock:
-            for start in range(0, len(order), ONNX_BATCH):
-                batch = order[start : start + ONNX_BATCH]
-                encoded = self._tokenizer(
-                    [texts[i] for i in batch],
-                    padding=True,
-                    truncation=True,
-                    max_length=MINILM_MAX_TOKENS,
-                    return_tensors="np",
-                )
-                feed = {name: encoded[name].astype(np.int64) for name in ONNX_INPUTS}
-                hidden = self._session.run(None, feed)[0]
-                mask = feed["attention_mask"][..., None].astype(np.float32)
-                vectors[batch] = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
+            encoded = self._tokenizer(
+                list(texts), truncation=True, max_length=MINILM_MAX_TOKENS, return_tensors=None
+            )
+            for row in range(len(texts)):
+                feed = {
+                    name: np.asarray([encoded[name][row]], dtype=np.int64) for name in ONNX_INPUTS
+                }
+                vectors[row] = self._session.run(None, feed)[0][0].mean(axis=0)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
