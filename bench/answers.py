@@ -259,6 +259,7 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
         "answer": answer,
         "answerable": answered,
         "citations": result.get("citations", []),
+        "note": result.get("answer_note", ""),  # why chop answered as it did (a verdict kept...)
         "seconds": round(seconds, 2),
         **scored(answer if answered else "", case.reference),
         "citation_valid": (

@@ -97,10 +97,11 @@ class Context:
     embedding_model: str = _setting(
         "CHOP_EMBEDDING_MODEL",
         "all-MiniLM-L6-v2",
-        "Embedding model name. Local: 'all-MiniLM-L6-v2' (fast), 'nomic-embed-text-v1.5' "
-        "(weights from scripts/install.sh; many times MiniLM's embedding time, see "
-        "bench/results/embedders) or 'nomic-embed-text-v1.5-q8_0'. A collection keeps the "
-        "embedder it was made with.",
+        "Embedding model name. Local: 'all-MiniLM-L6-v2', 'all-MiniLM-L6-v2-int8' (the same "
+        "model with int8 weights in ONNX Runtime, made at first use: 2-4x faster, see "
+        "bench/results/embed-int8), 'nomic-embed-text-v1.5' (weights from scripts/install.sh; "
+        "many times MiniLM's embedding time, see bench/results/embedders) or "
+        "'nomic-embed-text-v1.5-q8_0'. A collection keeps the embedder it was made with.",
     )
     openai_base_url: str = _setting(
         "CHOP_OPENAI_BASE_URL",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import logging
 import struct
 import warnings
 import zlib
@@ -158,6 +159,9 @@ def minilm_int8_path(model_dir: Path, data_dir: str | Path) -> Path:
     if target.exists() and marker.exists() and marker.read_text().strip() == made_from:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
     model = AutoModel.from_pretrained(str(model_dir)).eval()
 
     class LastHiddenState(torch.nn.Module):
@@ -187,7 +191,11 @@ def minilm_int8_path(model_dir: Path, data_dir: str | Path) -> Path:
             dynamo=False,
         )
     partial = target.with_suffix(".partial")
-    quantize_dynamic(str(floating), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+    logging.disable(logging.WARNING)  # its advice to pre-process is for image models
+    try:
+        quantize_dynamic(str(floating), str(partial), per_channel=True, weight_type=QuantType.QInt8)
+    finally:
+        logging.disable(logging.NOTSET)
     floating.unlink()
     partial.replace(target)
     marker.write_text(made_from)
