@@ -5,10 +5,11 @@ A PDF keeps no headings as such, so the loader recovers them the way a reader wo
 - otherwise each line's font: lines set larger than the body text, or short lines set all
   in bold, and the "PART II" / "Item 7." lines that structure SEC 10-K and 10-Q filings.
 
-The pages and their line fonts come from a page reader (chop.loaders.pdf_pypdf), which
-hands each line's font to `add_line`. Reading fonts costs pypdf no measurable time (the 40
-FinanceBench filings, 4,534 pages: 357 CPU s without; 351 and 361 with); pdfminer.six and
-pdfplumber took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
+The pages and their line fonts come from a page reader, which hands each line's font to
+`add_line`: PDFium's (chop.loaders.pdf_pdfium, the default, native code) or pypdf's
+(chop.loaders.pdf_pypdf, the fallback, pure Python). Reading fonts costs pypdf no measurable
+time (the 40 FinanceBench filings, 4,534 pages: 357 CPU s without; 351 and 361 with);
+pdfminer.six and pdfplumber took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
 
 Junk is guarded against: lines repeated on many pages (running headers and footers,
 "Table of Contents" links), table-of-contents pages, long lines, numbers and table rows.

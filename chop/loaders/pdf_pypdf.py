@@ -1,5 +1,5 @@
-"""The pypdf page reader (chop.loaders.pdf). Pure Python, 0.12-0.14 CPU s a page on SEC
-filings.
+"""The pypdf page reader: the fallback for files PDFium cannot open or read (see
+chop.loaders.pdf). Pure Python, 0.12-0.14 CPU s a page on SEC filings.
 
 The fonts come from pypdf's own extraction: `extract_text(visitor_text=...)` reports every
 text run with its font and matrices during the one extraction, so the text is unchanged by
