@@ -1,8 +1,9 @@
 """A document-parsing worker: ``python -m chop.parse_worker`` reads a pickled (paths,
 max_file_mb) on stdin and writes the pickled [(documents, problems), ...] of each path to
-stdout. chop.loaders.workers starts one per core for a batch of PDFs: parsing them is pure
-Python, so threads would share one core. A worker whose parent dies (a killed ``chop ingest``
-cannot clean up) exits within PARENT_CHECK_S instead of parsing on for nobody."""
+stdout. chop.loaders.workers starts one per core for a batch of PDFs: PDFium reads one
+document at a time per process and pypdf is pure Python, so threads would share one core. A
+worker whose parent dies (a killed ``chop ingest`` cannot clean up) exits within
+PARENT_CHECK_S instead of parsing on for nobody."""
 
 from __future__ import annotations
 

@@ -5,12 +5,11 @@ A PDF keeps no headings as such, so the loader recovers them the way a reader wo
 - otherwise each line's font: lines set larger than the body text, or short lines set all
   in bold, and the "PART II" / "Item 7." lines that structure SEC 10-K and 10-Q filings.
 
-The fonts come from pypdf itself (already a dependency): `extract_text(visitor_text=...)`
-reports every text run with its font and matrices during the one extraction the loader
-does anyway, so the text is unchanged and headings cost no measurable time (the 40
-FinanceBench filings, 4,534 pages: 357 CPU s before; 351 and 361 in two runs after).
-pdfminer.six and pdfplumber would add a dependency and a second extraction: on 90 pages of
-three 10-Ks they took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
+The pages and their line fonts come from a page reader, which hands each line's font to
+`add_line`: PDFium's (chop.loaders.pdf_pdfium, the default, native code) or pypdf's
+(chop.loaders.pdf_pypdf, the fallback, pure Python). Reading fonts costs pypdf no measurable
+time (the 40 FinanceBench filings, 4,534 pages: 357 CPU s without; 351 and 361 with);
+pdfminer.six and pdfplumber took 0.19 and 0.32 CPU s per page against pypdf's 0.12-0.14.
 
 Junk is guarded against: lines repeated on many pages (running headers and footers,
 "Table of Contents" links), table-of-contents pages, long lines, numbers and table rows.
@@ -25,12 +24,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypdf import PdfReader
-from pypdf.generic import Destination
-
 from chop.documents import Span
 
-__all__ = ["Heading", "PdfPage", "layout_headings", "outline_headings", "page_spans", "read_page"]
+__all__ = [
+    "BOLD_WEIGHT",
+    "Heading",
+    "LineFont",
+    "OutlineEntry",
+    "ParsedPdf",
+    "PdfPage",
+    "add_line",
+    "bold_name",
+    "layout_headings",
+    "outline_headings",
+    "page_spans",
+]
 
 # Levels: outline depth; or PART > Item > larger font (by size rank) > bold body-size line.
 PART_LEVEL = 1
@@ -45,6 +53,7 @@ _MAX_HEADINGS_PER_PAGE = 12  # more than this on one page is a contents list or 
 _REPEATED_MIN_PAGES = 3  # a line on this many pages and this share of them is a running
 _REPEATED_SHARE = 0.15  # header or footer, not a heading
 _LARGER = 1.15  # a heading by size is set at least this much larger than the body
+BOLD_WEIGHT = 600  # a font descriptor's /FontWeight from which a face counts as bold
 
 _PART = re.compile(r"^PART\s+(?:IV|I{1,3})\b(?![,'’])(?:\s*[.:—–-])*\s*(?P<rest>.*)$", re.I)
 _ITEM = re.compile(  # "Item 7." in a 10-K or 10-Q, "Item 2.02" in an 8-K
@@ -79,6 +88,22 @@ class PdfPage:
     chars_by_face: Counter[tuple[float, str]] = field(default_factory=Counter)  # (size, name)
 
 
+OutlineEntry = tuple[int, int, str]  # (page index, 0-based; depth, 0 at the top; title)
+
+
+@dataclass
+class ParsedPdf:
+    """What a page reader (chop.loaders.pdf_pdfium, chop.loaders.pdf_pypdf) found in a PDF:
+    its pages, the 1-based numbers of pages it could not read, its outline in outline order
+    (empty when it has none or it is damaged) and its metadata title (raw, maybe junk)."""
+
+    pages: list[PdfPage]
+    failed: list[int] = field(default_factory=list)
+    outline: list[OutlineEntry] = field(default_factory=list)
+    title: str = ""
+    parser: str = ""
+
+
 @dataclass(frozen=True)
 class Heading:
     """A heading found on a page: the line it starts at, its level, and its text."""
@@ -89,87 +114,32 @@ class Heading:
     title: str
 
 
-# --------------------------------------------------------------------------- extraction
+# --------------------------------------------------------------------------- line fonts
 
 
-def read_page(page: Any, number: int) -> PdfPage:
-    """Extract a page's text and, in the same pass, the font of each text run."""
-    runs: list[tuple[str, float, bool, str]] = []
-    faces: dict[int, tuple[bool, str]] = {}
-
-    def visit(text: str, cm: Sequence[float], tm: Sequence[float], font: Any, size: Any) -> None:
-        if not text:
-            return
-        key = id(font)
-        if key not in faces:
-            faces[key] = (_is_bold(font), _font_name(font))
-        bold, name = faces[key]
-        runs.append((text, _effective_size(cm, tm, size), bold, name))
-
-    text = page.extract_text(visitor_text=visit) or ""
-    result = PdfPage(number=number, text=text)
-    if "".join(run[0] for run in runs) != text:
-        return result  # runs do not line up with the text (form XObjects): no font hints
-    line_runs: list[tuple[str, float, bool, str]] = []
-    for run_text, size, bold, name in runs:
-        parts = run_text.split("\n")
-        for i, part in enumerate(parts):
-            if i:
-                _add_line(result, line_runs)
-                line_runs = []
-            if part:
-                line_runs.append((part, size, bold, name))
-    _add_line(result, line_runs)
-    return result
-
-
-def _add_line(page: PdfPage, runs: list[tuple[str, float, bool, str]]) -> None:
+def add_line(page: PdfPage, line: str, faces: Sequence[tuple[int, float, bool, str]]) -> None:
+    """Record the font of one line of the page: ``faces`` are the (non-space characters,
+    effective size, bold, font name) of its runs. The line's font is the (size, name) most of
+    its characters are set in, bold when at least 90% of them are; the first font recorded
+    for a line's text is kept. Each page reader (pypdf's, PDFium's) feeds its lines here."""
     weights: Counter[tuple[float, str]] = Counter()
     bold_chars = 0
     chars = 0
-    for text, size, bold, name in runs:
-        n = sum(1 for ch in text if not ch.isspace())
+    for n, size, bold, name in faces:
         weights[(size, name)] += n
         chars += n
         bold_chars += n if bold else 0
     if not chars:
         return
     page.chars_by_face.update(weights)
-    key = _line_key("".join(run[0] for run in runs))
+    key = _line_key(line)
     (size, name), _count = weights.most_common(1)[0]
     page.fonts.setdefault(key, LineFont(size, bold_chars >= 0.9 * chars, name))
 
 
-def _effective_size(cm: Sequence[float], tm: Sequence[float], size: Any) -> float:
-    """Font size × the vertical scale of text matrix × CTM, to the nearest half point."""
-    try:
-        c = tm[2] * cm[0] + tm[3] * cm[2]
-        d = tm[2] * cm[1] + tm[3] * cm[3]
-        return round(float(size) * math.hypot(c, d) * 2) / 2
-    except (TypeError, ValueError, IndexError):
-        return 0.0
-
-
-def _font_name(font: Any) -> str:
-    try:
-        return str(font.get("/BaseFont", "")) if font is not None else ""
-    except Exception:
-        return ""
-
-
-def _is_bold(font: Any) -> bool:
-    """Bold by the font's name ("Arial-BoldMT", "Times,Bold") or its descriptor's weight."""
-    try:
-        if font is None:
-            return False
-        name = str(font.get("/BaseFont", "")).split("+")[-1]
-        if _BOLD_NAME.search(name):
-            return True
-        descriptor = font.get("/FontDescriptor")
-        weight = descriptor.get_object().get("/FontWeight") if descriptor is not None else None
-        return weight is not None and float(weight) >= 600
-    except Exception:  # a damaged font dictionary only loses the hint
-        return False
+def bold_name(font_name: str) -> bool:
+    """A bold face by its name ("ABCDEF+Arial-BoldMT", "Times,Bold"), subset prefix aside."""
+    return bool(_BOLD_NAME.search(font_name.split("+")[-1]))
 
 
 def _line_key(line: str) -> str:
@@ -179,30 +149,23 @@ def _line_key(line: str) -> str:
 # --------------------------------------------------------------------------- outline
 
 
-def outline_headings(reader: PdfReader, pages: Sequence[PdfPage]) -> list[Heading]:
-    """The outline's entries placed on their pages, at the line that shows their title.
+def outline_headings(entries: Sequence[OutlineEntry], pages: Sequence[PdfPage]) -> list[Heading]:
+    """The outline's entries (in outline order, as each page reader finds them) placed on
+    their pages, at the line that shows their title.
 
     An entry whose title is not found on its page starts at the top of that page (or after
     the previous entry on the same page). Levels follow depth; within one depth a "Part"
     entry ranks above its neighbours, so a flat 10-K outline still nests Items in Parts.
     """
-    entries: list[tuple[int, int, str]] = []  # (page index, level, title)
-
-    def walk(items: Sequence[Any], depth: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, depth + 1)
-            elif isinstance(item, Destination):
-                title = " ".join(str(item.title or "").split())
-                index = reader.get_destination_page_number(item)
-                if title and index is not None and 0 <= index < len(pages):
-                    rank = 0 if _PART.match(title) else 1
-                    entries.append((index, depth * 2 + rank, title))
-
-    walk(reader.outline, 0)
-    entries.sort(key=lambda entry: entry[0])  # stable: outline order within a page
+    placed: list[tuple[int, int, str]] = []  # (page index, level, title)
+    for index, depth, raw_title in entries:
+        title = " ".join(raw_title.split())
+        if title and 0 <= index < len(pages):
+            rank = 0 if _PART.match(title) else 1
+            placed.append((index, depth * 2 + rank, title))
+    placed.sort(key=lambda entry: entry[0])  # stable: outline order within a page
     headings: list[Heading] = []
-    for index, level, title in entries:
+    for index, level, title in placed:
         page = pages[index]
         lines = page.text.split("\n")
         after = headings[-1].line if headings and headings[-1].page == page.number else 0

@@ -98,6 +98,24 @@ def make_styled_pdf(pages: list[list[Line]]) -> bytes:
     return pdf_file(objects)
 
 
+def ops_pdf(pages: list[list[str]]) -> bytes:
+    """A small valid PDF of content-stream operators as given, one list per page: /F1 is
+    Helvetica, /F2 Helvetica-Bold."""
+    page_ids = [6 + 2 * i for i in range(len(pages))]
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+        5: b"<< /Font << /F1 3 0 R /F2 4 0 R >> >>",
+    }
+    for page_id, ops in zip(page_ids, pages, strict=True):
+        objects[page_id] = page_object(page_id + 1, "5 0 R")
+        objects[page_id + 1] = stream_object(ops)
+    return pdf_file(objects)
+
+
 def rewritten(data: bytes, edit: Callable[[PdfWriter], object]) -> bytes:
     """The PDF as pypdf writes it again after ``edit``."""
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))

@@ -1,4 +1,5 @@
-"""Parsing in worker processes: a batch of PDFs is pure-Python CPU work, one process per core."""
+"""Parsing in worker processes: a batch of PDFs is CPU work that holds its process (PDFium
+reads one document at a time; pypdf is pure Python), one process per core."""
 
 from __future__ import annotations
 
