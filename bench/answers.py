@@ -62,7 +62,7 @@ from bench.metrics import (
     token_f1,
     yes_no_of,
 )
-from bench.report import dumps_plain, log, md_table, write_report
+from bench.report import log, md_table, publish
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.state import Source
@@ -514,9 +514,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     results = run(args)
-    text = markdown(results)
-    write_report(args.out, "results", dumps_plain(results), text)
-    print(text)
+    publish(args.out, results, markdown(results))
     return 0
 
 

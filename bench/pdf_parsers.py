@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.report import dumps_plain, log, md_table, script_parser, write_report
+from bench.report import log, md_table, publish, script_parser
 from chop.loaders.pdf import PARSERS, Parser, read_pdf
 from chop.pdf_layout import Heading, page_spans
 
@@ -374,9 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     results = run(args.data, args.only)
-    text = markdown(results)
-    write_report(args.out, "results", dumps_plain(results), text)
-    print(text)
+    publish(args.out, results, markdown(results))
     return 0
 
 

@@ -338,6 +338,12 @@ def write_outputs(results: dict[str, Any], out: Path) -> str:
     return main_table(results)
 
 
+def publish(out: Path, results: dict[str, Any], text: str) -> None:
+    """A bench script's results: results.json and results.md in ``out``, the table printed."""
+    write_report(out, "results", dumps_plain(results), text)
+    print(text)
+
+
 def run_cli(
     parser: argparse.ArgumentParser,
     run: Callable[[argparse.Namespace], object],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pypdf import PdfReader, PdfWriter
 
@@ -71,49 +71,53 @@ def make_pdf(pages: list[str], title: str | None = None) -> bytes:
     return pdf_file(objects, trailer=f" /Info {info_id} 0 R")
 
 
+def fonts_and_pages(page_count: int, fonts: Sequence[str]) -> tuple[dict[int, bytes], list[int]]:
+    """Catalog (1), page tree (2), the Type1 ``fonts`` as /F1, /F2 ... (3 on), their resource
+    dictionary after them, and the ids left for each page and its content stream."""
+    resources = 3 + len(fonts)
+    page_ids = [resources + 1 + 2 * i for i in range(page_count)]
+    kids = " ".join(f"{p} 0 R" for p in page_ids)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{kids}] /Count {page_count} >>".encode(),
+    }
+    for number, font in enumerate(fonts, start=3):
+        objects[number] = f"<< /Type /Font /Subtype /Type1 /BaseFont /{font} >>".encode()
+    names = " ".join(f"/F{n - 2} {n} 0 R" for n in range(3, resources))
+    objects[resources] = f"<< /Font << {names} >> >>".encode()
+    return objects, page_ids
+
+
+def pdf_of_pages(fonts: Sequence[str], pages: list[list[str]]) -> bytes:
+    """A small valid PDF of content-stream operators, one list per page, over ``fonts``."""
+    objects, page_ids = fonts_and_pages(len(pages), fonts)
+    for page_id, ops in zip(page_ids, pages, strict=True):
+        objects[page_id] = page_object(page_id + 1, f"{3 + len(fonts)} 0 R")
+        objects[page_id + 1] = stream_object(ops)
+    return pdf_file(objects)
+
+
 def make_styled_pdf(pages: list[list[Line]]) -> bytes:
     """A small valid PDF whose lines are set in Helvetica 10 (body), Helvetica-Bold 10,
     Helvetica-Bold 16 scaled from 8 by the text matrix (so only the effective size is large),
     or Courier 10 (a font whose name does not say bold)."""
-    page_ids = [7 + 2 * i for i in range(len(pages))]
-    kids = " ".join(f"{p} 0 R" for p in page_ids)
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        5: b"<< /Font << /F1 3 0 R /F2 4 0 R /F3 6 0 R >> >>",
-        6: b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
-    }
     fonts = {BODY: "/F1 10 Tf", BOLD: "/F2 10 Tf", LARGE: "/F2 8 Tf", OTHER: "/F3 10 Tf"}
-    for page_id, lines in zip(page_ids, pages, strict=True):
+    streams: list[list[str]] = []
+    for lines in pages:
         ops: list[str] = []
         y = 740
         for text, style in lines:
             scale = 2 if style == LARGE else 1
             y -= 14 * scale
             ops.append(f"BT {fonts[style]} {scale} 0 0 {scale} 72 {y} Tm ({literal(text)}) Tj ET")
-        objects[page_id] = page_object(page_id + 1, "5 0 R")
-        objects[page_id + 1] = stream_object(ops)
-    return pdf_file(objects)
+        streams.append(ops)
+    return pdf_of_pages(("Helvetica", "Helvetica-Bold", "Courier"), streams)
 
 
 def ops_pdf(pages: list[list[str]]) -> bytes:
     """A small valid PDF of content-stream operators as given, one list per page: /F1 is
     Helvetica, /F2 Helvetica-Bold."""
-    page_ids = [6 + 2 * i for i in range(len(pages))]
-    kids = " ".join(f"{p} 0 R" for p in page_ids)
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
-        5: b"<< /Font << /F1 3 0 R /F2 4 0 R >> >>",
-    }
-    for page_id, ops in zip(page_ids, pages, strict=True):
-        objects[page_id] = page_object(page_id + 1, "5 0 R")
-        objects[page_id + 1] = stream_object(ops)
-    return pdf_file(objects)
+    return pdf_of_pages(("Helvetica", "Helvetica-Bold"), pages)
 
 
 def rewritten(data: bytes, edit: Callable[[PdfWriter], object]) -> bytes:
