@@ -63,6 +63,7 @@ from bench.metrics import (
     yes_no_of,
 )
 from bench.report import log, md_table, publish
+from chop.answering import UNSAID
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
 from chop.state import Source
@@ -271,6 +272,7 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
         record["gold_section"] = scored(case.gold_text, case.reference)
     if yes_no_of(case.reference):
         record["yes_no_right"] = yes_no_of(answer) == yes_no_of(case.reference)
+        record["yes_no_unsaid"] = answer.startswith(UNSAID)  # no verdict, said so
     if case.evidence_docs:
         record["numeric"] = numeric_match(answer, case.reference)
         record["cites_evidence"] = any(stems.get(s["doc_id"]) in case.evidence_docs for s in cited)
@@ -316,6 +318,7 @@ def answer_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "declined": _share(records, lambda r: not r["answerable"]),
         "citation_valid": _share(records, lambda r: r["citation_valid"]),
         "yes_no_right": _share(records, lambda r: r.get("yes_no_right")),
+        "yes_no_unsaid": _share(records, lambda r: r.get("yes_no_unsaid")),
         "numeric": _share(records, lambda r: r.get("numeric")),
         "seconds_p50": round(statistics.median(seconds), 1) if seconds else None,
         "seconds_p95": round(seconds[int(0.95 * (len(seconds) - 1))], 1) if seconds else None,
@@ -355,6 +358,7 @@ def markdown(results: dict[str, Any]) -> str:
         "declined",
         "citation valid",
         "yes/no right",
+        "yes/no unsaid",
         "numeric",
         "cites evidence",
         "s p50",
@@ -375,6 +379,7 @@ def markdown(results: dict[str, Any]) -> str:
                 cell(row["declined"]),
                 cell(row["citation_valid"]),
                 cell(row["yes_no_right"]),
+                cell(row.get("yes_no_unsaid")),
                 cell(row["numeric"]),
                 cell(row["cites_evidence"]),
                 cell(row["seconds_p50"]),

@@ -351,8 +351,9 @@ def checked_verdict(
     if verdict is None:
         return None, "none"
     about = [passage.text, passage.source["doc_title"], passage.source["model"] or ""]
+    asked = question.split("?", 1)[0]  # not the instructions that may follow the question
     content = " ".join(
-        w for w in _word.findall(question.lower()) if w not in _FRAMING_WORDS | _AUXILIARIES
+        w for w in _word.findall(asked.lower()) if w not in _FRAMING_WORDS | _AUXILIARIES
     )
     covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
     reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])

@@ -203,3 +203,12 @@ def test_the_verdict_is_not_repeated_by_the_short_answer() -> None:
     passage = passage_of(text)
     answer = compose(passage, text, "Yes, you can change the TV screen to black and white.", "yes")
     assert answer.text.startswith("Yes. You can change the TV screen")
+
+
+def test_only_the_asking_sentence_says_what_a_passage_must_be_about() -> None:
+    passage = passage_of("Dividends: during 2022 the quarterly cash dividend was $0.55 a share.")
+    question = (
+        "Has Coolwave paid dividends in 2022? If dividends are not a useful metric for a "
+        "company like this, then state that and explain why."
+    )
+    assert checked_verdict("yes", "", question, passage, passage.sentences) == ("yes", "backed")
