@@ -311,6 +311,11 @@ def local_gguf_path(data_dir: str | Path) -> Path:
 
 
 # ----------------------------------------------------------------- factories
+def cpu_threads() -> int:
+    """Threads an in-process model computes with: CHOP_LLM_THREADS, else every core."""
+    return int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+
+
 _building = threading.Lock()
 FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
 
@@ -377,15 +382,13 @@ def _local_embedder(name: str) -> Embedder:
 @built_once
 def _minilm_int8_embedder(name: str, data_dir: str) -> Embedder:
     model_dir = local_embedding_dir()
-    threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
-    return OnnxEmbedder(minilm_int8_path(model_dir, data_dir), model_dir, name, threads)
+    return OnnxEmbedder(minilm_int8_path(model_dir, data_dir), model_dir, name, cpu_threads())
 
 
 @built_once
 def _nomic_embedder(name: str, data_dir: str) -> Embedder:
     gguf = nomic_q8_path(data_dir) if name == NOMIC_Q8 else nomic_gguf_path(data_dir)
-    threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
-    return LlamaEmbedder(gguf, name, NOMIC_PREFIXES, local_embedding_dir(), threads)
+    return LlamaEmbedder(gguf, name, NOMIC_PREFIXES, local_embedding_dir(), cpu_threads())
 
 
 @built_once
@@ -466,8 +469,7 @@ def get_chat_model(ctx: Context) -> BaseChatModel:
     if override is not None:
         return override
     if ctx.chat_provider == "local":
-        threads = int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
-        return _local_chat_model(str(local_gguf_path(ctx.data_dir)), threads)
+        return _local_chat_model(str(local_gguf_path(ctx.data_dir)), cpu_threads())
     if ctx.chat_provider == "openai":
         return _openai_chat_model(ctx.chat_model, ctx.openai_base_url, ctx.llm_timeout_s)
     raise ModelUnavailable(f"unknown chat provider {ctx.chat_provider!r} (local | openai)")
