@@ -38,11 +38,18 @@ from typing import Any
 from bench.emanual import DEFAULT_OUT
 from bench.report import log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
-from chop.models import ModelUnavailable, get_embedder
+from chop.models import Embedder, ModelUnavailable, get_embedder
 from chop.store import store_for
 from chop.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
 
-EMBEDDERS = {"minilm": MINILM, "minilm-int8": MINILM_INT8, "nomic": NOMIC, "nomic-q8_0": NOMIC_Q8}
+EMBEDDERS = {
+    "minilm": MINILM,
+    "minilm-f32": MINILM,  # the same model computed in float32 throughout (CHOP_EMBED_FLOAT32=1)
+    "minilm-int8": MINILM_INT8,
+    "nomic": NOMIC,
+    "nomic-q8_0": NOMIC_Q8,
+}
+FLOAT32 = {"minilm-f32"}
 SUBSETS = ("pair", "tv")
 TARGETS = {"pair": 0.75, "tv": 0.60}  # section Hit@1, issue 26
 SAMPLE = 32  # chunks timed per embedder per round
@@ -57,6 +64,7 @@ def run_emanual(embedder: str, subset: str, runs: Path, data: str | None) -> Pat
         command += ["--data", data]
     env = {**os.environ, "CHOP_EMBEDDING_PROVIDER": "local"}
     env["CHOP_EMBEDDING_MODEL"] = EMBEDDERS[embedder]
+    env["CHOP_EMBED_FLOAT32"] = "1" if embedder in FLOAT32 else "0"
     log(f"{embedder} {subset}: {' '.join(command[1:])}")
     subprocess.run(command, env=env, check=True)
     return out / subset / "results.json"
@@ -94,9 +102,22 @@ def sample_chunks(ctx: Context, collection: str, size: int) -> list[str]:
     return [f"{r['prefix']}\n{r['text']}" if r["prefix"] else r["text"] for r in picked]
 
 
+def built_embedder(ctx: Context, embedder: str) -> Embedder:
+    """``embedder`` as get_embedder builds it, the float32 variants with CHOP_EMBED_FLOAT32=1."""
+    before = os.environ.get("CHOP_EMBED_FLOAT32")
+    os.environ["CHOP_EMBED_FLOAT32"] = "1" if embedder in FLOAT32 else "0"
+    try:
+        return get_embedder(ctx.with_overrides(embedding_model=EMBEDDERS[embedder]))
+    finally:
+        if before is None:
+            del os.environ["CHOP_EMBED_FLOAT32"]
+        else:
+            os.environ["CHOP_EMBED_FLOAT32"] = before
+
+
 def speed(ctx: Context, embedders: Sequence[str], texts: Sequence[str], rounds: int) -> dict:
     """Chunks per second of each embedder on the same texts, interleaved round by round."""
-    built = {e: get_embedder(ctx.with_overrides(embedding_model=EMBEDDERS[e])) for e in embedders}
+    built = {e: built_embedder(ctx, e) for e in embedders}
     for model in built.values():
         model.embed(texts[:4])  # warm up
     seconds: dict[str, list[float]] = {e: [] for e in embedders}
@@ -156,7 +177,7 @@ def markdown(results: dict[str, Any]) -> str:
             [
                 [
                     r["subset"],
-                    r["model"],
+                    r["model"] if r["embedder"] not in FLOAT32 else f"{r['model']} (float32)",
                     f"{r['hit@1']:.3f}",
                     f"{TARGETS.get(r['subset'], 0):.2f}",
                     f"{r['mrr@10']:.3f}",

@@ -1,0 +1,47 @@
+"""The local MiniLM computes in bfloat16 where the CPU multiplies it natively (issue 25): the
+vectors are the float32 model's to within rounding, under the same name, so a collection made
+either way reads with the other; CHOP_EMBED_FLOAT32=1 keeps float32 throughout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chop.config import Context
+from chop.models import SentenceTransformerEmbedder, bf16_matmuls_native, get_embedder
+from chop.weights import MINILM
+
+TEXTS = [
+    "Clean the air filter every 4 weeks, or more often in dusty rooms.",
+    "How do I drain the water tank of the Coolwave 410X?",
+    "Merchandise inventories 5,409 5,209 Total current assets 12,901 13,049 " * 12,
+]
+
+
+def minilm(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, float32: str
+) -> SentenceTransformerEmbedder:
+    monkeypatch.setenv("CHOP_EMBED_FLOAT32", float32)
+    embedder = get_embedder(Context(data_dir=str(data_dir)))
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    return embedder
+
+
+def test_the_default_uses_bfloat16_only_where_the_cpu_has_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert minilm(data_dir, monkeypatch, "0").bfloat16 == bf16_matmuls_native()
+    assert minilm(data_dir, monkeypatch, "1").bfloat16 is False
+
+
+def test_both_precisions_give_the_same_vectors_under_one_name(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default, exact = minilm(data_dir, monkeypatch, "0"), minilm(data_dir, monkeypatch, "1")
+    assert default.name == exact.name == MINILM
+    fast, reference = default.embed(TEXTS), exact.embed(TEXTS)
+    assert fast.dtype == np.float32 and fast.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-3)
+    assert (fast * reference).sum(axis=1).min() > 0.999
