@@ -95,10 +95,41 @@ class YesNoReply(BaseModel):
 def is_yes_no_question(question: str) -> bool:
     """Whether the question asks for yes or no: its asking clause opens with an auxiliary verb
     ("Can I ...", "Does the S10 ...", "Is there ..."), also after what names the device
-    ("[Galaxy S10] Can ...", "Galaxy S10: Can ...", "I have a Galaxy S10. Can ...")."""
+    ("[Galaxy S10] Can ...", "Galaxy S10: Can ...", "I have a Galaxy S10. Can ..."), and does
+    not offer two directions to choose from ("Did wages increase or decrease ...?": "yes"
+    answers nothing there)."""
     asking = question.rsplit("?", 1)[0] if "?" in question else question
-    words = _clause_break.split(asking)[-1].split()
-    return bool(words) and words[0].lower().strip(",") in _AUXILIARIES
+    clause = _clause_break.split(asking)[-1]
+    words = clause.split()
+    opens = bool(words) and words[0].lower().strip(",") in _AUXILIARIES
+    return opens and not offers_directions(clause)
+
+
+# Words that name a direction or a state, so "A or B" of two of them is a choice, not a yes/no.
+_DIRECTION_WORDS = frozenset((
+    "up", "down", "on", "off", "more", "less", "fewer", "better", "worse", "higher", "lower",
+    "gain", "loss", "profit",
+))  # fmt: skip
+_DIRECTION_STEMS = (
+    "increas", "decreas", "rise", "rose", "risen", "rising", "fall", "fell", "grow", "grew",
+    "shrink", "shrank", "improv", "declin", "worsen", "deteriorat", "expand", "contract",
+    "strengthen", "weaken", "positive", "negative", "enabl", "disabl", "lose", "lost", "losing",
+)  # fmt: skip
+_alternatives = re.compile(r"\b([a-z]+)\s+or\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def _names_direction(word: str) -> bool:
+    word = word.lower()
+    return word in _DIRECTION_WORDS or word.startswith(_DIRECTION_STEMS)
+
+
+def offers_directions(clause: str) -> bool:
+    """Whether ``clause`` asks to choose between two directions or states joined by "or"
+    ("improved or declined", "higher or lower", "on or off")."""
+    return any(
+        _names_direction(first) and _names_direction(second)
+        for first, second in _alternatives.findall(clause)
+    )
 
 
 def split_sentences(text: str) -> list[str]:

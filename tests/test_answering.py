@@ -67,6 +67,16 @@ def test_yes_no_questions_open_with_an_auxiliary_verb_after_any_device_name() ->
     assert not is_yes_no_question("What is the FY2019 inventory for Best Buy?")
 
 
+def test_a_choice_between_two_directions_is_not_a_yes_no_question() -> None:
+    assert not is_yes_no_question("Did wages as a percent of net sales increase or decrease?")
+    assert not is_yes_no_question("Has the quick ratio improved or declined since FY2022?")
+    assert not is_yes_no_question("Is the operating margin higher or lower than last year?")
+    assert not is_yes_no_question("[Galaxy S10] Is Bluetooth on or off after a restart?")
+    assert is_yes_no_question("Can I back up photos or videos to the cloud?")
+    assert is_yes_no_question("Does the S10 support NFC or Bluetooth pairing?")
+    assert is_yes_no_question("Did revenue increase in FY2022?")
+
+
 def passage_of(text: str, number: int = 1, doc: str = "m330") -> Passage:
     return Passage(source(number, text, doc=doc), "Cleaning the air filter", text)
 
