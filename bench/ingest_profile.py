@@ -1,0 +1,242 @@
+"""Stage profile of a real ingest beside raw ceilings measured in the same run.
+
+    python -m bench.ingest_throughput --profile PATH [PATH ...] [--out FOLDER]
+
+PATHs (PDFs, E-Manual JSON, any file chop ingests) are ingested by chop.api.ingest with the
+default settings (the configured chat model and embedder; the LLM cache off, so every LLM
+answer is asked for) into a fresh collection, with the models and the database started
+beforehand. The report's stage_profile (chop.stage_profile) is then set beside three
+ceilings, each measured afterwards in the same process on the same material:
+
+- parse: chop's PDFium reader (chop.loaders.pdf_pdfium.read_pdfium) on each PDF of the
+  inputs, one file after another in this process: pages/s;
+- embed: the stored chunks' embedded texts (prefix line + text) in one plain
+  sentence-transformers ``encode`` call (batch 32, normalised, the local MiniLM weights):
+  chunks/s;
+- persist: the stored chunk rows, vectors included, written by binary COPY into a scratch
+  temporary table with the same columns and no index: rows/s.
+
+The ingest's rates divide by the stage's busy seconds (the union of its spans): parse
+pages / parse busy, chunks embedded / embed busy, chunks stored / persist busy. Writes
+results.json and results.md into --out (default bench/results/ingest-profile).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from psycopg import sql
+
+from bench.report import log, md_table, publish
+from chop.api import ingest
+from chop.config import Context
+from chop.loaders.files import files_to_load
+from chop.loaders.pdf_pdfium import read_pdfium
+from chop.models import get_chat_model, get_embedder, local_embedding_dir
+from chop.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
+from chop.store import Store, store_for
+from chop.store.schema import _tables
+from chop.store.writes import COPIED_CHUNK_COLUMNS
+
+DEFAULT_PROFILE_OUT = Path(__file__).resolve().parent / "results" / "ingest-profile"
+EMBED_BATCH = 32
+
+
+def pdf_ceiling(paths: list[str]) -> dict[str, Any] | None:
+    """Pages/s of chop's PDFium reader on the inputs' PDFs, one after another here."""
+    pdfs = [p for p in files_to_load(paths, []) if p.suffix.lower() == ".pdf"]
+    if not pdfs:
+        return None
+    pages, seconds = 0, 0.0
+    for path in pdfs:
+        data = path.read_bytes()
+        started = time.perf_counter()
+        parsed = read_pdfium(data)
+        seconds += time.perf_counter() - started
+        pages += len(parsed.pages)
+    return {"files": len(pdfs), "pages": pages, "seconds": seconds, "pages_per_s": pages / seconds}
+
+
+def stored_rows(store: Store, collection: str) -> list[tuple[Any, ...]]:
+    """Every stored chunk row of ``collection`` as COPY writes it (COPIED_CHUNK_COLUMNS)."""
+    chunks, _ = _tables(collection)
+    names = sql.SQL(", ").join(sql.Identifier(c) for c in COPIED_CHUNK_COLUMNS)
+    with store.connection() as conn:
+        rows = conn.execute(sql.SQL("SELECT {} FROM {}").format(names, chunks)).fetchall()
+        conn.rollback()
+    return rows
+
+
+def embed_ceiling(texts: list[str]) -> dict[str, Any]:
+    """Chunks/s of a plain sentence-transformers encode over ``texts`` (MiniLM, CPU)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(local_embedding_dir()), device="cpu")
+    model.encode(["warm up"], batch_size=EMBED_BATCH)
+    started = time.perf_counter()
+    model.encode(texts, batch_size=EMBED_BATCH, normalize_embeddings=True)
+    seconds = time.perf_counter() - started
+    return {
+        "chunks": len(texts),
+        "seconds": seconds,
+        "chunks_per_s": len(texts) / seconds,
+        "batch_size": EMBED_BATCH,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def copy_ceiling(store: Store, rows: list[tuple[Any, ...]], dimension: int) -> dict[str, Any]:
+    """Rows/s of a binary COPY of ``rows`` into a temporary table without indexes."""
+    types = {**COPIED_CHUNK_COLUMNS, "embedding": f"vector({dimension})"}
+    columns = sql.SQL(", ").join(
+        sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind)) for name, kind in types.items()
+    )
+    names = sql.SQL(", ").join(sql.Identifier(c) for c in COPIED_CHUNK_COLUMNS)
+    with store.connection() as conn:
+        conn.execute(sql.SQL("CREATE TEMP TABLE chop_copy_ceiling ({})").format(columns))
+        conn.commit()
+        started = time.perf_counter()
+        with conn.transaction(), conn.cursor() as cur:
+            copy_sql = sql.SQL("COPY chop_copy_ceiling ({}) FROM STDIN WITH (FORMAT BINARY)")
+            with cur.copy(copy_sql.format(names)) as copy:
+                copy.set_types(list(COPIED_CHUNK_COLUMNS.values()))
+                for row in rows:
+                    copy.write_row(row)
+        seconds = time.perf_counter() - started
+        conn.execute("DROP TABLE chop_copy_ceiling")
+        conn.commit()
+    return {"rows": len(rows), "seconds": seconds, "rows_per_s": len(rows) / seconds}
+
+
+def _rate(count: float, seconds: float) -> float | None:
+    return count / seconds if seconds > 0 else None
+
+
+def side_by_side(
+    profile: StageProfile, report: dict[str, Any], pages: int, ceilings: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One row per stage with a ceiling: the ingest's rate over the stage's busy seconds."""
+    stages, stats = profile["stages"], report.get("stats", {})
+    pdf, embed, copy = ceilings.get("pdf"), ceilings["embed"], ceilings["copy"]
+    return [
+        {
+            "stage": "parse",
+            "unit": "pages/s",
+            "ingest": _rate(pages, stages["parse"]["busy_s"]) if pdf else None,
+            "ceiling": pdf["pages_per_s"] if pdf else None,
+            "ceiling_is": "chop's PDFium reader, one file after another, one process",
+        },
+        {
+            "stage": "embed",
+            "unit": "chunks/s",
+            "ingest": _rate(float(stats.get("embedded", 0)), stages["embed"]["busy_s"]),
+            "ceiling": embed["chunks_per_s"],
+            "ceiling_is": f"plain sentence-transformers encode, batch {embed['batch_size']}",
+        },
+        {
+            "stage": "persist",
+            "unit": "rows/s",
+            "ingest": _rate(float(report.get("chunks_stored", 0)), stages["persist"]["busy_s"]),
+            "ceiling": copy["rows_per_s"],
+            "ceiling_is": "binary COPY into a temporary table without indexes",
+        },
+    ]
+
+
+def run_profile(paths: list[str], out: Path, *, keep: bool = False) -> dict[str, Any]:
+    ctx = Context().with_overrides(collection=f"bench_prof_{uuid.uuid4().hex[:8]}", use_cache=False)
+    embedder = get_embedder(ctx)
+    embedder.embed(["warm up the embedder before any timing"])
+    store = store_for(ctx)  # the database is started before any timing
+    get_chat_model(ctx)  # a local model is loaded before any timing
+    log(f"ingesting {paths} into {ctx.collection}")
+    try:
+        report = ingest(paths, context=ctx)
+        profile: StageProfile = report["stage_profile"]
+        records = store.documents(ctx.collection)
+        pages = sum(int(r.metadata.get("pages") or 0) for r in records.values())
+        rows = stored_rows(store, ctx.collection)
+        log(f"{len(records)} documents, {len(rows)} chunks stored; measuring the ceilings")
+        names = list(COPIED_CHUNK_COLUMNS)
+        prefix, text = names.index("prefix"), names.index("text")
+        texts = [f"{r[prefix]}\n{r[text]}" if r[prefix] else r[text] for r in rows]
+        ceilings = {
+            "pdf": pdf_ceiling(paths),
+            "embed": embed_ceiling(texts),
+            "copy": copy_ceiling(store, rows, embedder.dimension),
+        }
+    finally:
+        if not keep:
+            store.drop_collection(ctx.collection)
+    results = {
+        "settings": {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "paths": paths,
+            "chat_provider": ctx.chat_provider,
+            "chat_model": ctx.chat_model,
+            "embedder": embedder.name,
+            "continuity_mode": ctx.continuity_mode,
+            "use_cache": ctx.use_cache,
+            "max_concurrency": ctx.max_concurrency,
+            "cpu_count": os.cpu_count(),
+            "load_average_at_start": list(os.getloadavg()),
+        },
+        "ingest": {
+            "documents": len(records),
+            "pages": pages,
+            "chunks_stored": report.get("chunks_stored", 0),
+            "stats": report.get("stats", {}),
+            "problems": report.get("problems", []),
+        },
+        "stage_profile": profile,
+        "ceilings": ceilings,
+        "side_by_side": side_by_side(profile, report, pages, ceilings),
+    }
+    publish(out, results, markdown(results))
+    return results
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s, done = results["settings"], results["ingest"]
+    profile: StageProfile = results["stage_profile"]
+    lines = [
+        "# Ingest stage profile beside raw ceilings",
+        "",
+        f"{', '.join(Path(p).name for p in s['paths'])}: {done['documents']} documents, "
+        f"{done['pages']} PDF pages, {done['chunks_stored']} chunks. Default settings "
+        f"({s['chat_provider']} chat model {s['chat_model']}, embedder {s['embedder']}, "
+        f"continuity_mode {s['continuity_mode']}), LLM cache off; {s['cpu_count']} CPU "
+        f"cores, load average at start {s['load_average_at_start'][0]:.1f}; {s['date']}.",
+        "",
+        "## Stages",
+        "",
+        md_table(PROFILE_COLUMNS, profile_rows(profile)),
+        "",
+        profile_note(profile) + ".",
+        "",
+        "busy s: wall seconds at least one document was in the stage (union of its spans); "
+        "summed s: the spans added up; CPU s: the process CPU shared out among the open spans "
+        "by their threads' CPU (chop.stage_profile); with embed s: busy while embed was busy.",
+        "",
+        "## Beside the ceilings (measured after the ingest, in the same process)",
+        "",
+        md_table(
+            ["stage", "unit", "in the ingest (per busy second)", "ceiling", "ceiling is"],
+            [
+                [r["stage"], r["unit"], _f(r["ingest"]), _f(r["ceiling"]), r["ceiling_is"]]
+                for r in results["side_by_side"]
+            ],
+        ),
+        "",
+    ]
+    return "\n".join(lines)
