@@ -152,6 +152,7 @@ def timed_ingest(
         "updated": int(report.get("updated", 0)),
         "unchanged": int(report.get("unchanged", 0)),
         "problems": report.get("problems", []),
+        "stage_profile": report.get("stage_profile"),
     }
 
 
