@@ -1,6 +1,8 @@
-"""Ingest throughput against a stub LLM: how chop overlaps LLM calls, and what a re-ingest costs.
+"""Ingest throughput against a stub LLM: how chop overlaps LLM calls, and what a re-ingest costs;
+or, with --profile, a real ingest's stage profile beside raw ceilings (bench/ingest_profile.py).
 
     python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
+    python -m bench.ingest_throughput --profile PATH [PATH ...]
 
 The chat model is chop.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
 call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
@@ -40,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
 from bench.report import log, script_parser, write_report
 from chop.api import ingest
 from chop.chunking import token_windows
@@ -149,6 +152,7 @@ def timed_ingest(
         "updated": int(report.get("updated", 0)),
         "unchanged": int(report.get("unchanged", 0)),
         "problems": report.get("problems", []),
+        "stage_profile": report.get("stage_profile"),
     }
 
 
@@ -485,7 +489,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chunks", type=int, default=DEFAULT_CHUNKS, help="corpus size, ~chunks")
     p.add_argument("--latency", type=_latency, default=(0.3, 0.8), help="stub LOW,HIGH seconds")
     p.add_argument("--seed", type=int, default=0, help="stub latency seed")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for the .json and .md")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"folder for the .json and .md (default {DEFAULT_OUT}; with --profile "
+        f"{DEFAULT_PROFILE_OUT})",
+    )
+    p.add_argument(
+        "--profile",
+        nargs="+",
+        metavar="PATH",
+        help="ingest these files or folders with the default settings and report the stage "
+        "profile beside PDF, embedding and COPY ceilings measured in the same run",
+    )
     p.add_argument("--keep", action="store_true", help="keep the bench collections")
     p.add_argument(
         "--stall-timeout",
@@ -501,10 +517,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.worker:
         return worker(json.loads(sys.stdin.read()))
+    if args.profile:
+        out = Path(args.out or DEFAULT_PROFILE_OUT)
+        run_profile(args.profile, out, keep=args.keep)
+        log(f"wrote {out / 'results.json'}, .md")
+        return 0
+    out = Path(args.out or DEFAULT_OUT)
     results = run(args)
-    table = write_outputs(results, Path(args.out))
+    table = write_outputs(results, out)
     print(table)
-    log(f"wrote {Path(args.out) / 'ingest_throughput.json'}, .md")
+    log(f"wrote {out / 'ingest_throughput.json'}, .md")
     return 0
 
 

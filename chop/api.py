@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
@@ -168,8 +169,10 @@ def _run_ingest(
     thread_id: str | None,
 ) -> dict[str, Any]:
     from chop.llm import reset_outages
+    from chop.stage_profile import process_cpu, stage_profile
     from graphs.ingest import build_ingest_graph
 
+    started, cpu_before = time.time(), process_cpu()
     reset_outages()  # each run gives the endpoint a fresh chance: it may be back
     graph: Any = build_ingest_graph()
     if checkpointer is not None:
@@ -198,11 +201,20 @@ def _run_ingest(
         elif mode == "values" and not namespace:
             final = chunk
     stats = {k: v - paid_before.get(k, 0) for k, v in final.get("stats", {}).items()}
+    cpu_after = process_cpu()
     report = {
         **final.get("report", {}),
         "problems": final.get("problems", []),
         "warnings": final.get("warnings", []),
         "stats": stats,
+        # this process's part of the run: wall, CPU and their stages (chop.stage_profile)
+        "stage_profile": stage_profile(
+            final.get("stage_spans", []),
+            started=started,
+            ended=time.time(),
+            cpu_process=cpu_after[0] - cpu_before[0],
+            cpu_children=cpu_after[1] - cpu_before[1],
+        ),
     }
     failed, asked = int(stats.get("llm_failures", 0)), int(stats.get("llm_tasks", 0))
     if asked and failed * 2 > asked:

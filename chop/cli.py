@@ -197,11 +197,24 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                     console.print(
                         f"[yellow]{label}[/] {shown(item['source'])}: {shown(item['reason'])}"
                     )
+        if getattr(args, "profile", False):
+            print_profile(report["stage_profile"])
     if report.get("llm_unavailable"):
         console.print(f"[red]LLM unavailable:[/] {shown(report['llm_unavailable'])}")
         return EXIT_LLM_UNAVAILABLE
     loaded = report.get("added", 0) + report.get("updated", 0) + report.get("unchanged", 0)
     return 0 if loaded or not report.get("problems") else 1
+
+
+def print_profile(profile: Any) -> None:
+    """The stage profile of an ingest (chop.stage_profile) as a table."""
+    from chop.stage_profile import PROFILE_COLUMNS, profile_note, profile_rows
+
+    table = Table(*PROFILE_COLUMNS, title="stage profile", title_justify="left")
+    for row in profile_rows(profile):
+        table.add_row(*row)
+    console.print(table)
+    console.print(profile_note(profile))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -388,6 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--profile", action="store_true", help="print wall and CPU seconds per stage too"
+    )
     common(p)
     p.set_defaults(func=cmd_ingest)
 

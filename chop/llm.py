@@ -26,7 +26,7 @@ import logging
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import psycopg
@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from chop.config import Context
 from chop.models import chat_model_identity, get_chat_model, is_in_process
+from chop.stage_profile import Span, timed
 from chop.store import Store
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,7 @@ class CallResult(Generic[SchemaT]):
     attempts: int = 0
     error: str | None = None
     raw: str | None = None
+    spans: list[Span] = field(default_factory=list)  # one "llm" span per request sent
 
     @property
     def llm_calls(self) -> int:
@@ -262,6 +264,7 @@ def structured_call(
     attempts = 0
     busy = 0.0  # seconds the model worked (not waiting for the in-process lock)
     raw: str | None = None
+    spans: list[Span] = []
     deadline: float | None = None  # starts with the first attempt, not while queued for a slot
 
     def remaining() -> float:
@@ -279,7 +282,8 @@ def structured_call(
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
             timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
-            reply = _bind(chat_model, ctx, schema, task, timeout).invoke(msgs)
+            with timed("llm", spans):
+                reply = _bind(chat_model, ctx, schema, task, timeout).invoke(msgs)
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
@@ -296,17 +300,19 @@ def structured_call(
     try:
         value = retrying(attempt, messages)
     except EndpointDown as exc:
-        return CallResult(None, seconds=busy, attempts=attempts, error=str(exc), raw=raw)
+        return CallResult(
+            None, seconds=busy, attempts=attempts, error=str(exc), raw=raw, spans=spans
+        )
     except Exception as exc:  # every failure ends in the caller's fallback
         error = f"{type(exc).__name__}: {_short(str(exc))}"
         _record_reply(
             model_identity, None if _replied(exc) else error, missed_deadline=_timed_out(exc)
         )
-        return CallResult(None, seconds=busy, attempts=attempts, error=error, raw=raw)
+        return CallResult(None, seconds=busy, attempts=attempts, error=error, raw=raw, spans=spans)
     _record_reply(model_identity, None)
     if store is not None:
         _cache_put(store, key, model_identity, value.model_dump(mode="json"))
-    return CallResult(value, seconds=busy, attempts=attempts, raw=raw)
+    return CallResult(value, seconds=busy, attempts=attempts, raw=raw, spans=spans)
 
 
 def _retry_after(state: tenacity.RetryCallState) -> float:

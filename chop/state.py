@@ -32,6 +32,7 @@ from typing_extensions import TypedDict
 from chop.documents import InvalidInput, Problem, SourceDocument
 from chop.profile import DocumentProfile
 from chop.question import ResolutionState
+from chop.stage_profile import Span, add_spans
 from chop.types import CNM, Chunk
 
 
@@ -102,6 +103,7 @@ class IngestState(TypedDict, total=False):
     # documents stored with a caveat: bad bytes replaced (load), instructions not followed
     warnings: Annotated[list[Problem], operator.add]
     stats: Annotated[dict[str, float], add_counts]
+    stage_spans: Annotated[list[Span], add_spans]  # time and CPU per stage (chop.stage_profile)
     report: Annotated[dict[str, float], add_counts]  # load's counts, plus chunks_stored
 
 
@@ -121,25 +123,30 @@ class DocumentState(TypedDict, total=False):
     prepared: list[PreparedChunk]
     embeddings: list[list[float]]
     stats: Annotated[dict[str, float], add_counts]
+    stage_spans: Annotated[list[Span], add_spans]
     report: Annotated[dict[str, float], add_counts]
     warnings: Annotated[list[Problem], operator.add]
 
 
 class DocumentOutput(TypedDict, total=False):
-    """What a finished document hands back to the ingest graph: its counters and caveats."""
+    """What a finished document hands back to the ingest graph: its counters, its stages'
+    spans and its caveats."""
 
     stats: Annotated[dict[str, float], add_counts]
+    stage_spans: Annotated[list[Span], add_spans]
     report: Annotated[dict[str, float], add_counts]
     warnings: Annotated[list[Problem], operator.add]
 
 
 class IngestOutput(TypedDict, total=False):
-    """Counts (added, updated, unchanged, deleted, chunks_stored), skipped inputs, LLM stats."""
+    """Counts (added, updated, unchanged, deleted, chunks_stored), skipped inputs, LLM stats,
+    and the spans of every stage (chop.api sums them up as the report's stage_profile)."""
 
     report: dict[str, Any]
     problems: list[Problem]
     warnings: list[Problem]
     stats: dict[str, float]
+    stage_spans: list[Span]
 
 
 class ChunkDecision(TypedDict, total=False):
@@ -153,6 +160,7 @@ class ChunkDecision(TypedDict, total=False):
     proposed_cnm: CNM | None  # from a joint judgment: extract_cnm checks it instead of a call
     labels: Annotated[list[ChunkLabel], operator.add]
     stats: Annotated[dict[str, float], add_counts]
+    stage_spans: Annotated[list[Span], add_spans]  # its LLM requests', if any
 
 
 def chunk_label(
@@ -179,6 +187,7 @@ class DecisionOutput(TypedDict, total=False):
 
     labels: Annotated[list[ChunkLabel], operator.add]
     stats: Annotated[dict[str, float], add_counts]
+    stage_spans: Annotated[list[Span], add_spans]
 
 
 # ------------------------------------------------------------------ answering

@@ -14,6 +14,9 @@ different segment heads do not depend on each other either, so each chunk's deci
 Send; prefix then walks the document in order and resolves inheritance. LLM calls in flight
 are bounded by ``Context.max_concurrency`` (chop.llm), graph tasks by the run's
 ``max_concurrency``.
+
+Every stage records when it ran and the CPU it used (``stage_spans``, chop.stage_profile):
+load's parsing, each LLM request, and the split, embed and persist nodes, timed whole here.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from langgraph.types import RetryPolicy, Send
 
 from chop.config import Context
 from chop.profile import NO_PROFILE
+from chop.stage_profile import timed_node
 from chop.state import (
     Chunk,
     ChunkDecision,
@@ -105,11 +109,11 @@ def build_document_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
         output_schema=DocumentOutput,
     )
     graph.add_node("profile_document", profile_document)
-    graph.add_node("split", split)
+    graph.add_node("split", timed_node("split", split))
     graph.add_node("decide_cnm", build_decision_graph())
     graph.add_node("prefix", prefix)
-    graph.add_node("embed", embed, retry_policy=DATABASE_RETRY)
-    graph.add_node("persist", persist, retry_policy=DATABASE_RETRY)
+    graph.add_node("embed", timed_node("embed", embed), retry_policy=DATABASE_RETRY)
+    graph.add_node("persist", timed_node("persist", persist), retry_policy=DATABASE_RETRY)
     graph.add_edge(START, "profile_document")
     graph.add_edge("profile_document", "split")
     graph.add_conditional_edges("split", route_chunks, ["decide_cnm", "prefix"])

@@ -70,8 +70,16 @@ def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, An
     if result.value is None:
         runtime.stream_writer({"event": "llm_failed", "task": "cnm", "error": result.error})
         label = chunk_label(state, None, "fallback", [f"cnm_failed: {result.error}"])
-        return {"labels": [label], "stats": {**stats, "cnm_fallbacks": 1}}
+        return {
+            "labels": [label],
+            "stats": {**stats, "cnm_fallbacks": 1},
+            "stage_spans": result.spans,
+        }
     raw = CNM(category=result.value.category, nouns=result.value.nouns, model=result.value.model)
     cnm, rejected = checked_cnm(raw, chunk, profile)
     label = chunk_label(state, cnm, "extracted", rejected)
-    return {"labels": [label], "stats": {**stats, "cnm_extracted": 1}}
+    return {
+        "labels": [label],
+        "stats": {**stats, "cnm_extracted": 1},
+        "stage_spans": result.spans,
+    }

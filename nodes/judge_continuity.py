@@ -104,6 +104,7 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
             "continuity": "llm-fallback",
             "proposed_cnm": None,
             "stats": {**stats, "continuity_fallbacks": 1},
+            "stage_spans": result.spans,
         }
     value = result.value
     proposed = None
@@ -114,4 +115,5 @@ def judge_continuity(state: ChunkDecision, runtime: Runtime[Context]) -> dict[st
         "continuity": "llm",
         "proposed_cnm": proposed,
         "stats": stats,
+        "stage_spans": result.spans,
     }

@@ -23,6 +23,7 @@ from chop.identity import input_meta
 from chop.loaders import load_paths
 from chop.models import chat_model_identity, embedder_prefixes, get_embedder
 from chop.profile import instructions_note, stored_profile
+from chop.stage_profile import Span, timed
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for
 
@@ -85,8 +86,10 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         settings=collection_settings(ctx),
     )
 
+    spans: list[Span] = []
     started = time.monotonic()
-    loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
+    with timed("parse", spans, children=True):  # PDF worker processes' CPU included
+        loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
     parse_seconds = time.monotonic() - started
     by_id: dict[str, SourceDocument] = {}
     meta = input_meta(state.get("meta"))
@@ -132,6 +135,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
         "documents": [],
         "pending": changed,
         "stats": Overwrite({"parse_seconds": parse_seconds}),
+        "stage_spans": Overwrite(spans),
         "problems": Overwrite(problems),
         "warnings": Overwrite(warnings),
         "unchanged": unchanged,

@@ -38,7 +38,7 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             {"event": "llm_failed", "task": "document_profile", "error": result.error}
         )
     stats = {**result.stats(), "profile_fallbacks": float(result.value is None)}
-    return profiled(document, result.value, runtime, stats)
+    return {**profiled(document, result.value, runtime, stats), "stage_spans": result.spans}
 
 
 def profiled(

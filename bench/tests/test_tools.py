@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from bench.ingest_profile import run_profile
 from bench.ingest_throughput import build_corpus
 from chop.api import ingest
 from chop.cnm import CNMReply, ContinuityReply, DocumentProfileReply
@@ -167,6 +168,32 @@ def test_ingest_against_the_stub_end_to_end(context: Context, store: Store, tmp_
     chunks = store.chunks(ctx.collection)
     assert len(chunks) == report["chunks_stored"] == stats["chunks"]
     assert {c["continuity"] for c in chunks} >= {"first", "llm"}
+
+
+def test_the_profile_mode_sets_each_stage_beside_its_ceiling(
+    context: Context, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bench.ingest_profile.REPEATS", 1)
+    paths = write_sample_corpus(tmp_path / "corpus")
+    with running_stub(latency=(0.0, 0.01)) as stub:
+        ctx = context.with_overrides(
+            chat_provider="openai",
+            openai_base_url=f"{stub.base_url}/v1",
+            chat_model="stub",
+            structured_output="json_schema",
+        )
+        results = run_profile([str(paths[0])], tmp_path / "out", context=ctx)
+    profile = results["stage_profile"]
+    assert results["ingest"]["chunks_stored"] > 0
+    assert profile["busy_s"] <= profile["wall_s"]
+    assert results["ceilings"]["pdf"] is None  # Markdown only: no PDF to read
+    rates = {row["stage"]: row for row in results["side_by_side"]}
+    for stage in ("embed", "persist"):
+        assert rates[stage]["ingest_per_s"] > 0 and rates[stage]["ceiling_per_s"] > 0
+    assert rates["embed"]["ingest_per_cpu_s"] > 0 and rates["embed"]["ceiling_per_cpu_s"] > 0
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(written["stage_profile"]["stages"]) >= {"parse", "llm", "embed", "persist"}
+    assert "| embed | chunks |" in (tmp_path / "out" / "results.md").read_text()
 
 
 def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path: Path) -> None:
