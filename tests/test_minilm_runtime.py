@@ -1,16 +1,24 @@
-"""The local MiniLM computes in bfloat16 where the CPU multiplies it natively (issue 25): the
-vectors are the float32 model's to within rounding, under the same name, so a collection made
-either way reads with the other; CHOP_EMBED_FLOAT32=1 keeps float32 throughout."""
+"""How the local MiniLM runs (issue 25): in bfloat16 where the CPU multiplies it natively, with
+the float32 model's vectors to within rounding under the same name (a collection made either
+way reads with the other; CHOP_EMBED_FLOAT32=1 keeps float32 throughout), and with the GIL
+handed back often while it computes, so threads running Python do not stall it."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.models import SentenceTransformerEmbedder, bf16_matmuls_native, get_embedder
+from chop.models import (
+    EMBEDDING_SWITCH_INTERVAL_S,
+    SentenceTransformerEmbedder,
+    bf16_matmuls_native,
+    get_embedder,
+)
 from chop.weights import MINILM
 
 TEXTS = [
@@ -45,3 +53,21 @@ def test_both_precisions_give_the_same_vectors_under_one_name(
     assert fast.dtype == np.float32 and fast.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-3)
     assert (fast * reference).sum(axis=1).min() > 0.999
+
+
+def test_threads_hand_over_the_gil_often_only_while_the_model_computes(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = minilm(data_dir, monkeypatch, "0")
+    seen: list[float] = []
+    encode = embedder._model.encode
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(sys.getswitchinterval())
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(embedder._model, "encode", recording)
+    before = sys.getswitchinterval()
+    embedder.embed(TEXTS)
+    assert seen == [EMBEDDING_SWITCH_INTERVAL_S]
+    assert sys.getswitchinterval() == before
