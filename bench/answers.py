@@ -253,6 +253,7 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
     sources: list[Source] = list(result.get("sources", []))
     cited = [s for s in sources if s["number"] in result.get("citations", [])]
     answered = bool(result.get("answerable"))
+    stats = result.get("stats", {})
     record: dict[str, Any] = {
         "qid": case.qid,
         "group": case.group,
@@ -262,6 +263,11 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
         "citations": result.get("citations", []),
         "note": result.get("answer_note", ""),  # why chop answered as it did (a verdict kept...)
         "seconds": round(seconds, 2),
+        "llm_seconds": round(float(stats.get("llm_seconds", 0.0)), 2),  # the model's share
+        "lead": next(  # what became of the model's short answer (lead mode): shown or dropped
+            (s for s in ("backed", "unbacked", "none") if stats.get(f"answer_lead_{s}")), None
+        ),
+        "model_failed": bool(stats.get("answer_model_failures")),
         **scored(answer if answered else "", case.reference),
         "citation_valid": (
             supported_share(answer, [s["text"] for s in cited]) >= SUPPORTED if answered else None
