@@ -9,8 +9,9 @@ machine is doing slows them alike.
 
 Each ``--model`` is NAME=PATH of a .gguf, asked through ``chop.api.ask`` with
 CHOP_CHAT_MODEL=PATH; the shipped model (``--baseline``) is always asked too, first in the
-table, and every model's seconds are also given as a ratio to its. Two sets, in the E-Manual collection of bench.answers (built
-with the shipped model, so retrieval is the same for every generator):
+table, and every model's seconds are also given as a ratio to its. Two sets, in the E-Manual
+collection of bench.answers (built with the shipped model, so retrieval is the same for every
+generator):
 
 - ``remote Yes/No`` (``--yes-no``, 25): the default answer mode (quote), where the model's only
   part is the verdict; scored by whether the answer opens with the reference's yes/no, and the
