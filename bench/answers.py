@@ -277,6 +277,14 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
         "lead": next(  # what became of the model's short answer (lead mode): shown or dropped
             (s for s in ("backed", "unbacked", "none") if stats.get(f"answer_lead_{s}")), None
         ),
+        "verdict": next(  # what became of the model's yes/no: backed, overruled, unsaid
+            (
+                s
+                for s in ("backed", "overruled", "unsaid", "none")
+                if stats.get(f"answer_verdict_{s}")
+            ),
+            None,
+        ),
         "model_failed": bool(stats.get("answer_model_failures")),
         **scored(answer if answered else "", case.reference),
         "citation_valid": (

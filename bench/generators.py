@@ -106,6 +106,13 @@ def _share(flags: Sequence[bool]) -> float | None:
     return round(mean([float(f) for f in flags]), 3) if flags else None
 
 
+def overruled(record: dict[str, Any]) -> bool:
+    """The model said no and chop's verdict check made it yes (the passage describes it)."""
+    if record.get("verdict") is not None:
+        return bool(record["verdict"] == "overruled")
+    return str(record.get("note", "")).startswith("the model said no")  # records before "verdict"
+
+
 def model_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     seconds = [r["seconds"] for r in records]
     llm = [r["llm_seconds"] for r in records]
@@ -120,6 +127,7 @@ def model_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "rouge_l": round(mean([r["rouge_l"] for r in records]), 3) if records else None,
         "yes_no_right": _share([r["yes_no_right"] for r in yes_no]),
         "yes_no_unsaid": _share([r["yes_no_unsaid"] for r in yes_no]),
+        "verdict_overruled": _share([overruled(r) for r in yes_no]),
         "lead_shown": _share([r["lead"] == "backed" for r in leads]),
         "lead_dropped": _share([r["lead"] == "unbacked" for r in leads]),
         "model_failed": _share([r["model_failed"] for r in records]),
@@ -161,6 +169,7 @@ def markdown(results: dict[str, Any]) -> str:
         "llm s p50 / 1.5B",
         "yes/no right",
         "yes/no unsaid",
+        "model's no overruled",
         "ROUGE-L",
         "lead shown",
         "lead dropped",
@@ -184,6 +193,7 @@ def markdown(results: dict[str, Any]) -> str:
                     cell(row["llm_seconds_p50_ratio"]),
                     cell(row["yes_no_right"]),
                     cell(row["yes_no_unsaid"]),
+                    cell(row["verdict_overruled"]),
                     cell(row["rouge_l"]),
                     cell(row["lead_shown"]),
                     cell(row["lead_dropped"]),

@@ -36,7 +36,7 @@ def test_each_model_is_summarised_with_its_time_as_a_ratio_to_the_baseline() -> 
             record("big", 10.5, yes_no_right=True, yes_no_unsaid=False),
             record("big", 8.5, yes_no_right=True, yes_no_unsaid=False),
             record("small", 5.5, yes_no_right=False, yes_no_unsaid=False),
-            record("small", 4.5, yes_no_right=True, yes_no_unsaid=True),
+            record("small", 4.5, yes_no_right=True, yes_no_unsaid=True, verdict="overruled"),
         ],
         "emanual (lead)": [
             {**record("big", 9.5), "mode": "lead", "lead": "backed"},
@@ -48,6 +48,7 @@ def test_each_model_is_summarised_with_its_time_as_a_ratio_to_the_baseline() -> 
     assert yes_no["big"]["seconds_p50"] == 9.5 and yes_no["big"]["seconds_p50_ratio"] == 1.0
     assert yes_no["small"]["seconds_p50"] == 5.0 and yes_no["small"]["seconds_p50_ratio"] == 0.53
     assert yes_no["small"]["yes_no_right"] == 0.5 and yes_no["small"]["yes_no_unsaid"] == 0.5
+    assert yes_no["small"]["verdict_overruled"] == 0.5 and yes_no["big"]["verdict_overruled"] == 0
     assert yes_no["big"]["lead_shown"] is None, "no lead is asked for in quote mode"
     lead = rows["emanual (lead)"]
     assert lead["big"]["lead_shown"] == 1.0 and lead["small"]["lead_dropped"] == 1.0
