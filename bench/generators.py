@@ -20,6 +20,12 @@ generator):
   writes the short answer that opens the quote, shown only when the passage backs it; ROUGE-L
   against the reference and the share of leads shown (backed), dropped (unbacked) or not given.
 
+- ``yes/no probe`` (``--probe``): every remote Yes/No reference is "Yes", so a model that
+  always says yes scores full marks there. The probe asks the model alone (the yes/no prompt,
+  no verdict check) about PROBE: six made-up TV manual passages, each written once saying yes
+  and once saying no to the same question; scored by the share of raw verdicts right, of the
+  "yes" and of the "no" passages.
+
 Seconds are the whole answer (retrieval, embedding, the model); ``llm s`` the model's share;
 p95 is the nearest rank. Every model is loaded, and answers one question unrecorded, before
 the clock starts. Answers are not read from the LLM cache. Results in
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import prompts
 from bench.answers import (
     EMANUAL_DATA,
     Case,
@@ -51,10 +58,47 @@ from bench.answers import (
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
 from bench.report import log, md_table, publish
+from chop.answering import YesNoReply
 from chop.config import Context
+from chop.llm import structured_call
 from chop.models import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
 
 BASELINE = "qwen2.5-coder-1.5b (shipped)"
+
+
+# (question, passage that says yes, passage that says no), in a TV manual's words
+PROBE = (
+    (
+        "Can I update apps automatically on my Samsung Smart TV?",
+        "Installed apps can be updated automatically. To turn it on, set Auto Update to On.",
+        "Installed apps cannot be updated automatically. Update each app from the Apps screen.",
+    ),
+    (
+        "Is it possible to record a programme to a USB device?",
+        "You can record a current or upcoming programme to a USB device connected to the TV.",
+        "Recording programmes is not supported on this model. USB devices only play media files.",
+    ),
+    (
+        "Can I use the voice assistant without an internet connection?",
+        "The voice assistant works offline for basic commands such as volume and channel.",
+        "The voice assistant requires an internet connection; without one it is not available.",
+    ),
+    (
+        "Can I connect two Bluetooth speakers at the same time?",
+        "You can connect up to two Bluetooth speakers at the same time and play sound on both.",
+        "Only one Bluetooth audio device can be connected at a time.",
+    ),
+    (
+        "Does the TV turn off automatically when there is no signal?",
+        "When no signal is received for 15 minutes, the TV turns off automatically.",
+        "The TV stays on when there is no signal; it never turns off by itself.",
+    ),
+    (
+        "Can I change the picture mode while Game Mode is on?",
+        "While Game Mode is on, you can still change the picture mode in Settings > Picture.",
+        "While Game Mode is on, the picture mode cannot be changed.",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +138,45 @@ def ask_with(ctx: Context, case: Case, generator: Generator, mode: str) -> dict[
     """One question answered with ``generator`` in answer mode ``mode``."""
     asking = ctx.with_overrides(chat_model=generator.chat_model, answer=mode)
     return {"model": generator.name, "mode": mode, **ask_case(asking, case, {}, previous=False)}
+
+
+def probe_verdicts(ctx: Context, generators: list[Generator]) -> list[dict[str, Any]]:
+    """Each model's own verdict on every PROBE passage, models taking turns."""
+    records = []
+    for turn, (question, *passages) in enumerate(PROBE):
+        at = turn % len(generators)
+        for generator in generators[at:] + generators[:at]:
+            asking = ctx.with_overrides(chat_model=generator.chat_model)
+            for expected, text in zip(("yes", "no"), passages, strict=True):
+                shown = f"--- Samsung Smart TV > Settings ---\n{text}"
+                messages = prompts.render("generate_yes_no", question=question, passages=shown)
+                result = structured_call(asking, None, "answer", messages, YesNoReply)
+                verdict = result.value.verdict if result.value else None
+                log(f"  probe {generator.name}: {expected} passage -> {verdict}")
+                records.append(
+                    {
+                        "model": generator.name,
+                        "question": question,
+                        "expected": expected,
+                        "verdict": verdict,
+                        "seconds": round(result.seconds, 2),
+                    }
+                )
+    return records
+
+
+def probe_summary(records: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for name in names:
+        mine = [r for r in records if r["model"] == name]
+        out[name] = {
+            "passages": len(mine),
+            "right": _share([r["verdict"] == r["expected"] for r in mine]),
+            "right_on_yes": _share([r["verdict"] == "yes" for r in mine if r["expected"] == "yes"]),
+            "right_on_no": _share([r["verdict"] == "no" for r in mine if r["expected"] == "no"]),
+            "failed": _share([r["verdict"] is None for r in mine]),
+        }
+    return out
 
 
 def _percentile(values: Sequence[float], share: float) -> float | None:
@@ -200,6 +283,30 @@ def markdown(results: dict[str, Any]) -> str:
                     cell(row["model_failed"]),
                 ]
             )
+    probe = [
+        [
+            name,
+            row["passages"],
+            row["right"],
+            row["right_on_yes"],
+            row["right_on_no"],
+            row["failed"],
+        ]
+        for name, row in results.get("probe", {}).items()
+    ]
+    probe_lines = (
+        [
+            "Yes/no probe (the model's own verdict, no verdict check; 6 passages saying yes, the",
+            "same 6 rewritten to say no):",
+            "",
+            md_table(
+                ["model", "passages", "right", "right on yes", "right on no", "failed"], probe
+            ),
+            "",
+        ]
+        if probe
+        else []
+    )
     files = [
         [name, facts.get("general.name"), facts.get("bytes"), facts.get("sha256")]
         for name, facts in results["models"].items()
@@ -210,6 +317,7 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             md_table(header, rows),
             "",
+            *probe_lines,
             md_table(["model", "GGUF general.name", "bytes", "sha256"], files),
             "",
             f"Settings: {results['settings']}",
@@ -242,9 +350,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sets["remote Yes/No"] = ("quote", remote_cases(args.emanual_data, args.yes_no, ["Yes/No"]))
     if args.emanual_per_file:
         sets["emanual (lead)"] = ("lead", emanual_cases(args.emanual_data, args.emanual_per_file))
-    mode, cases = next(iter(sets.values()))
-    for generator in generators:  # a first answer also opens the database and the embedder
-        ask_with(base, cases[0], generator, mode)
+    for mode, cases in list(sets.values())[:1]:  # a first answer opens the database, embedder
+        for generator in generators:
+            ask_with(base, cases[0], generator, mode)
     records: dict[str, list[dict[str, Any]]] = {}
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "answers.jsonl").open("w", encoding="utf-8") as partial:
@@ -258,16 +366,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     records[set_name].append(record)
                     partial.write(json.dumps({"set": set_name, **record}, default=str) + "\n")
                     partial.flush()  # a long run keeps what it did
+    probe = probe_verdicts(base, generators) if args.probe else []
     return {
         "settings": {
             "baseline": args.baseline,
             "yes_no": args.yes_no,
             "emanual_per_file": args.emanual_per_file,
+            "probe": args.probe,
             "threads": cpu_threads(),
         },
         "collection": collection,
         "models": models,
         "summaries": summaries(records, names),
+        **({"probe": probe_summary(probe, names), "probe_answers": probe} if probe else {}),
         "per_question": records,
     }
 
@@ -294,6 +405,12 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=12,
         help="S10 and TV questions each, answered in lead mode (0: none)",
+    )
+    p.add_argument(
+        "--probe",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also ask each model about the PROBE passages (--no-probe: not)",
     )
     p.add_argument(
         "--no-ingest", action="store_true", help="use the collection as it is if it has documents"

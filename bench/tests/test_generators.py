@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.generators import Generator, markdown, parse_model, summaries
+from bench.generators import Generator, markdown, parse_model, probe_summary, summaries
 
 
 def record(model: str, seconds: float, **extra: Any) -> dict[str, Any]:
@@ -61,3 +61,19 @@ def test_each_model_is_summarised_with_its_time_as_a_ratio_to_the_baseline() -> 
         }
     )
     assert "| remote Yes/No | small | 1 | 2 | 5.0 |" in text
+
+
+def test_the_probe_scores_each_models_own_verdicts_on_yes_and_no_passages() -> None:
+    records = [
+        {"model": "big", "expected": "yes", "verdict": "yes"},
+        {"model": "big", "expected": "no", "verdict": "no"},
+        {"model": "small", "expected": "yes", "verdict": "yes"},
+        {"model": "small", "expected": "no", "verdict": "yes"},
+        {"model": "small", "expected": "no", "verdict": None},
+    ]
+    rows = probe_summary(records, ["big", "small"])
+    assert rows["big"] == {
+        "passages": 2, "right": 1.0, "right_on_yes": 1.0, "right_on_no": 1.0, "failed": 0.0
+    }  # fmt: skip
+    assert rows["small"]["right"] == 0.333 and rows["small"]["right_on_no"] == 0.0
+    assert rows["small"]["failed"] == 0.333
