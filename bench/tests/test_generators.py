@@ -64,7 +64,7 @@ def test_each_model_is_summarised_with_its_time_as_a_ratio_to_the_baseline() -> 
 
 
 def test_the_probe_scores_each_models_own_verdicts_on_yes_and_no_passages() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"model": "big", "expected": "yes", "verdict": "yes"},
         {"model": "big", "expected": "no", "verdict": "no"},
         {"model": "small", "expected": "yes", "verdict": "yes"},
