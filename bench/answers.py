@@ -157,15 +157,17 @@ def ensure_collection(ctx: Context, folder: Path, check: bool = True) -> dict[st
 
 
 # --------------------------------------------------------------------------- cases
-def emanual_cases(data: Path, limit: int | None) -> list[Case]:
-    """The S10 and TV questions, each naming its device in turn-wise phrasings."""
+def emanual_cases(data: Path, limit: int | None, start: int = 0) -> list[Case]:
+    """The S10 and TV questions, each naming its device in turn-wise phrasings: ``limit`` of
+    each file from its ``start``-th (phrased as in a run from the first)."""
     cases: list[Case] = []
     for corpus, questions, device in (
         (S10_CORPUS, S10_QUESTIONS, S10_DEVICE),
         (TV_CORPUS, TV_QUESTIONS, TV_DEVICE_NAME),
     ):
         manual = build_manual(data / corpus)
-        for turn, question in enumerate(load_questions(data / questions, device)[:limit]):
+        asked = list(enumerate(load_questions(data / questions, device)))[start:]
+        for turn, question in asked[:limit]:
             gold = match_gold(question.section_path, manual.sections)
             gold_text = " ".join(
                 manual.text[manual.sections[i].start : manual.sections[i].end]

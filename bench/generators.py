@@ -349,7 +349,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.yes_no:
         sets["remote Yes/No"] = ("quote", remote_cases(args.emanual_data, args.yes_no, ["Yes/No"]))
     if args.emanual_per_file:
-        sets["emanual (lead)"] = ("lead", emanual_cases(args.emanual_data, args.emanual_per_file))
+        sets["emanual (lead)"] = (
+            "lead",
+            emanual_cases(args.emanual_data, args.emanual_per_file, args.emanual_from),
+        )
     for mode, cases in list(sets.values())[:1]:  # a first answer opens the database, embedder
         for generator in generators:
             ask_with(base, cases[0], generator, mode)
@@ -372,6 +375,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "baseline": args.baseline,
             "yes_no": args.yes_no,
             "emanual_per_file": args.emanual_per_file,
+            "emanual_from": args.emanual_from,
             "probe": args.probe,
             "threads": cpu_threads(),
         },
@@ -405,6 +409,9 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=12,
         help="S10 and TV questions each, answered in lead mode (0: none)",
+    )
+    p.add_argument(
+        "--emanual-from", type=int, default=0, help="skip this many questions of each file"
     )
     p.add_argument(
         "--probe",
