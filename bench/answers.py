@@ -66,7 +66,7 @@ from bench.report import log, md_table, publish
 from chop.answering import UNSAID
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
-from chop.state import Source
+from chop.state import AnswerOutput, Source
 from chop.store import store_for
 
 EMANUAL_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
@@ -157,15 +157,17 @@ def ensure_collection(ctx: Context, folder: Path, check: bool = True) -> dict[st
 
 
 # --------------------------------------------------------------------------- cases
-def emanual_cases(data: Path, limit: int | None) -> list[Case]:
-    """The S10 and TV questions, each naming its device in turn-wise phrasings."""
+def emanual_cases(data: Path, limit: int | None, start: int = 0) -> list[Case]:
+    """The S10 and TV questions, each naming its device in turn-wise phrasings: ``limit`` of
+    each file from its ``start``-th (phrased as in a run from the first)."""
     cases: list[Case] = []
     for corpus, questions, device in (
         (S10_CORPUS, S10_QUESTIONS, S10_DEVICE),
         (TV_CORPUS, TV_QUESTIONS, TV_DEVICE_NAME),
     ):
         manual = build_manual(data / corpus)
-        for turn, question in enumerate(load_questions(data / questions, device)[:limit]):
+        asked = list(enumerate(load_questions(data / questions, device)))[start:]
+        for turn, question in asked[:limit]:
             gold = match_gold(question.section_path, manual.sections)
             gold_text = " ".join(
                 manual.text[manual.sections[i].start : manual.sections[i].end]
@@ -242,17 +244,28 @@ def scored(answer: str, reference: str) -> dict[str, float]:
     return {"rouge_l": rouge_l(answer, reference), "f1": token_f1(answer, reference)}
 
 
+def ask_keeping_stats(question: str, ctx: Context) -> dict[str, Any]:
+    """What ``chop.api.ask`` returns (the same graph, context and run config), with the run's
+    counters too: the model's seconds and what became of its short answer and verdict."""
+    from chop.api import run_config
+    from graphs.answer import graph
+
+    keys = [*AnswerOutput.__annotations__, "stats"]
+    return dict(
+        graph.invoke({"question": question}, context=ctx, config=run_config(ctx), output_keys=keys)
+    )
+
+
 def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) -> dict[str, Any]:
     """One question through chop.api.ask, scored with the baselines of the same retrieval."""
-    from chop.api import ask
-
     started = time.perf_counter()
-    result = ask(case.asked, context=ctx)
+    result = ask_keeping_stats(case.asked, ctx)
     seconds = time.perf_counter() - started
     answer = str(result.get("answer", ""))
     sources: list[Source] = list(result.get("sources", []))
     cited = [s for s in sources if s["number"] in result.get("citations", [])]
     answered = bool(result.get("answerable"))
+    stats = result.get("stats", {})
     record: dict[str, Any] = {
         "qid": case.qid,
         "group": case.group,
@@ -262,6 +275,19 @@ def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) ->
         "citations": result.get("citations", []),
         "note": result.get("answer_note", ""),  # why chop answered as it did (a verdict kept...)
         "seconds": round(seconds, 2),
+        "llm_seconds": round(float(stats.get("llm_seconds", 0.0)), 2),  # the model's share
+        "lead": next(  # what became of the model's short answer (lead mode): shown or dropped
+            (s for s in ("backed", "unbacked", "none") if stats.get(f"answer_lead_{s}")), None
+        ),
+        "verdict": next(  # what became of the model's yes/no: backed, overruled, unsaid
+            (
+                s
+                for s in ("backed", "overruled", "unsaid", "none")
+                if stats.get(f"answer_verdict_{s}")
+            ),
+            None,
+        ),
+        "model_failed": bool(stats.get("answer_model_failures")),
         **scored(answer if answered else "", case.reference),
         "citation_valid": (
             supported_share(answer, [s["text"] for s in cited]) >= SUPPORTED if answered else None

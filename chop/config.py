@@ -87,7 +87,9 @@ class Context:
     chat_model: str = _setting(
         "CHOP_CHAT_MODEL",
         "qwen2.5-coder-1.5b-instruct-q4_k_m",
-        "Chat model name (OpenAI model id, or the local GGUF's name).",
+        "Chat model: the 'openai' provider's model id; for 'local', the path of a .gguf file "
+        "to answer with instead of the shipped Qwen2.5-Coder-1.5B (any other value: the shipped "
+        "model). bench/results/generators compares local GGUFs.",
     )
     embedding_provider: Provider = _setting(
         "CHOP_EMBEDDING_PROVIDER",

@@ -53,6 +53,10 @@ _in_process_lock = threading.Lock()
 _slots_lock = threading.Lock()
 _semaphores: dict[int, threading.BoundedSemaphore] = {}
 _fence = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
+# A reasoning model (DeepSeek-R1 and its distills) behind a server that does not hold it to the
+# schema opens with its thinking; the JSON follows. (A grammar, in-process or a server's, starts
+# the reply at the JSON and the model never thinks aloud.)
+_thinking = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
 
 
 class InvalidOutput(ValueError):
@@ -190,7 +194,7 @@ def parse_reply(reply: Any, schema: type[SchemaT]) -> SchemaT:
     text = reply.content if isinstance(reply, AIMessage) else reply
     if not isinstance(text, str):
         raise InvalidOutput(f"expected text, got {type(text).__name__}")
-    text = _fence.sub("", text).strip()
+    text = _fence.sub("", _thinking.sub("", text)).strip()
     try:
         return schema.model_validate_json(text)
     except ValidationError as exc:

@@ -355,6 +355,41 @@ def local_gguf_path(data_dir: str | Path) -> Path:
     return target
 
 
+def local_chat_gguf(ctx: Context) -> Path:
+    """The GGUF the local provider answers with: CHOP_CHAT_MODEL when it names a ``.gguf``
+    file (any llama.cpp chat model on this machine: bench/results/generators compares some),
+    else the shipped Qwen2.5-Coder-1.5B joined from its PyPI parts."""
+    if not ctx.chat_model.lower().endswith(".gguf"):
+        return local_gguf_path(ctx.data_dir)
+    gguf = Path(ctx.chat_model).expanduser()
+    if not gguf.is_file():
+        raise ModelUnavailable(
+            f"CHOP_CHAT_MODEL names the GGUF file {ctx.chat_model!r}, which does not exist "
+            "(give a .gguf file's path, or unset it for the shipped model)"
+        )
+    return gguf.resolve()
+
+
+@lru_cache(maxsize=16)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """A file's sha256, read once per (path, size, modification time)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as src:
+        while block := src.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def gguf_sha256(gguf: Path) -> str:
+    """The sha256 of a local GGUF (the shipped one's is known; another's is read once)."""
+    marker = gguf.with_suffix(".sha256")
+    joined = gguf.name == LOCAL_GGUF_NAME and marker.is_file()  # by local_gguf_path, checked
+    if joined and marker.read_text().strip() == LOCAL_GGUF_SHA256:
+        return LOCAL_GGUF_SHA256
+    status = gguf.stat()
+    return _file_sha256(str(gguf), status.st_size, status.st_mtime_ns)
+
+
 # ----------------------------------------------------------------- factories
 def cpu_threads() -> int:
     """Threads an in-process model computes with: CHOP_LLM_THREADS, else every core."""
@@ -505,7 +540,9 @@ def chat_model_identity(ctx: Context) -> str:
         stable = getattr(model, "cache_identity", None)  # lets a test model cache across processes
         return f"override:{type(model).__name__}:{stable or id(model)}"
     if ctx.chat_provider == "local":
-        return f"local:{LOCAL_GGUF_SHA256[:16]}"
+        if not ctx.chat_model.lower().endswith(".gguf"):
+            return f"local:{LOCAL_GGUF_SHA256[:16]}"
+        return f"local:{gguf_sha256(local_chat_gguf(ctx))[:16]}"
     return f"openai:{ctx.openai_base_url}:{ctx.chat_model}:{ctx.structured_output}"
 
 
@@ -519,7 +556,7 @@ def get_chat_model(ctx: Context) -> BaseChatModel:
     if override is not None:
         return override
     if ctx.chat_provider == "local":
-        return _local_chat_model(str(local_gguf_path(ctx.data_dir)), cpu_threads())
+        return _local_chat_model(str(local_chat_gguf(ctx)), cpu_threads())
     if ctx.chat_provider == "openai":
         return _openai_chat_model(ctx.chat_model, ctx.openai_base_url, ctx.llm_timeout_s)
     raise ModelUnavailable(f"unknown chat provider {ctx.chat_provider!r} (local | openai)")

@@ -70,6 +70,17 @@ def test_a_raw_newline_inside_a_json_string_is_read_and_cleaned_not_retried() ->
         llm.parse_reply('{"category": "air conditioner", "nouns": [', CNMReply)
 
 
+def test_a_reasoning_models_thinking_before_the_json_is_skipped() -> None:
+    reply = llm.parse_reply(
+        '<think>\nThe passage says "select Remove", so {yes}.\n</think>\n\n'
+        '```json\n{"category": "tv", "nouns": ["remote"], "model": null}\n```',
+        CNMReply,
+    )
+    assert reply.category == "tv" and reply.nouns == ["remote"]
+    with pytest.raises(llm.InvalidOutput):  # thinking that never ends is no answer
+        llm.parse_reply('<think>{"category": "tv", "nouns": [], "model": null}', CNMReply)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

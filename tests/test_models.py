@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
+from pathlib import Path
 
+import pytest
+
+from chop import models
+from chop.config import Context
 from chop.models import built_once
+from chop.weights import ModelUnavailable
 
 
 def test_models_asked_for_at_the_same_moment_are_built_once() -> None:
@@ -27,3 +34,28 @@ def test_models_asked_for_at_the_same_moment_are_built_once() -> None:
     assert all(model is got[0] for model in got)
     load("other")
     assert builds == ["qwen", "other"]
+
+
+def test_a_gguf_path_in_chat_model_picks_the_local_model_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gguf = tmp_path / "other-model.gguf"
+    gguf.write_bytes(b"GGUF and then weights")
+    shipped = tmp_path / "shipped.gguf"
+    monkeypatch.setattr(models, "local_gguf_path", lambda data_dir: shipped)
+    ctx = Context(data_dir=str(tmp_path), chat_model=str(gguf))
+    assert models.local_chat_gguf(ctx) == gguf.resolve()
+    other = f"local:{hashlib.sha256(gguf.read_bytes()).hexdigest()[:16]}"
+    assert models.chat_model_identity(ctx) == other, "answers of another model are not reused"
+    default = Context(data_dir=str(tmp_path))
+    assert models.local_chat_gguf(default) == shipped, "a model name keeps the shipped file"
+    assert models.chat_model_identity(default) == f"local:{models.LOCAL_GGUF_SHA256[:16]}"
+
+
+def test_a_missing_gguf_file_is_one_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model.gguf"
+    ctx = Context(data_dir=str(tmp_path), chat_model=str(missing))
+    with pytest.raises(ModelUnavailable, match=r"no-such-model\.gguf.*does not exist"):
+        models.get_chat_model(ctx)
+    with pytest.raises(ModelUnavailable, match="does not exist"):
+        models.chat_model_identity(ctx)
