@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from chop.chunking import TextSpan, sentence_spans, token_windows
-from chop.models import Tokenizer
+from chop.embedders import Tokenizer
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 

@@ -59,7 +59,8 @@ from bench.emanual_data import (
 from bench.metrics import mean
 from bench.report import log, md_table, run_cli, script_parser, write_files
 from chop.config import Context
-from chop.models import ModelUnavailable, embed_queries, get_embedder
+from chop.embedders import embed_queries
+from chop.models import ModelUnavailable, get_embedder
 from chop.retrieval import retrieve_for_question
 from chop.store import store_for
 

@@ -71,13 +71,8 @@ from bench.report import add_data_argument, log, run_cli, script_parser
 from chop.chunking import TextSpan, chunks_at
 from chop.config import GATE_BAND, Context
 from chop.documents import SourceDocument, content_hash, span_meta_at
-from chop.models import (
-    Embedder,
-    ModelUnavailable,
-    chat_model_identity,
-    embed_queries,
-    get_embedder,
-)
+from chop.embedders import Embedder, embed_queries
+from chop.models import ModelUnavailable, chat_model_identity, get_embedder
 from chop.retrieval import retrieve_for_question
 from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
 

@@ -38,7 +38,8 @@ from typing import Any
 from bench.emanual import DEFAULT_OUT
 from bench.report import log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
-from chop.models import Embedder, ModelUnavailable, get_embedder
+from chop.embedders import Embedder
+from chop.models import ModelUnavailable, get_embedder
 from chop.store import store_for
 from chop.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
 

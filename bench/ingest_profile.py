@@ -39,15 +39,10 @@ from psycopg import sql
 from bench.report import log, md_table, publish
 from chop.api import ingest
 from chop.config import Context
+from chop.embedders import bf16_matmuls_native
 from chop.loaders.files import files_to_load
 from chop.loaders.pdf_pdfium import read_pdfium
-from chop.models import (
-    bf16_matmuls_native,
-    embeds_in_float32,
-    get_chat_model,
-    get_embedder,
-    local_embedding_dir,
-)
+from chop.models import embeds_in_float32, get_chat_model, get_embedder, local_embedding_dir
 from chop.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
 from chop.store import Store, store_for
 from chop.store.schema import _tables

@@ -48,8 +48,9 @@ from chop.api import ingest
 from chop.chunking import token_windows
 from chop.config import Context
 from chop.documents import SourceDocument
+from chop.embedders import Tokenizer
 from chop.loaders import load_paths
-from chop.models import Tokenizer, get_embedder
+from chop.models import get_embedder
 from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
 from chop.store import store_for
 from chop.stub_llm import STUB_NOTICE, StubServer, running_stub

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chop.documents import SourceDocument, span_meta_at
-from chop.models import Tokenizer
+from chop.embedders import Tokenizer
 from chop.types import Chunk
 
 MAX_TOKEN_CHARS = 16  # longer "tokens" (unknown runs without spaces) count as several
@@ -193,7 +193,7 @@ def _background(unit: np.ndarray, adjacent: np.ndarray) -> float | None:
 def background_similarity(unit: np.ndarray) -> float | None:
     """Mean cosine over all pairs of chunks at least two apart (exact, O(n)); None if too few.
 
-    ``unit``: one unit-length embedding per chunk, as every chop.models.Embedder returns."""
+    ``unit``: one unit-length embedding per chunk, as every chop.embedders.Embedder returns."""
     return _background(unit, _adjacent_cosines(unit))
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.config import Context, SearchMode
-from chop.models import Embedder, embed_queries
+from chop.embedders import Embedder, embed_queries
 from chop.profile import stored_profile
 from chop.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store

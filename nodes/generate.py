@@ -31,6 +31,7 @@ from chop.answering import (
     shown,
 )
 from chop.config import Context
+from chop.embedders import embed_queries
 from chop.figures import (
     FigureReply,
     Row,
@@ -40,7 +41,7 @@ from chop.figures import (
     table_rows,
 )
 from chop.llm import structured_call
-from chop.models import embed_queries, get_embedder
+from chop.models import get_embedder
 from chop.state import AnswerState, Source
 from chop.store import Store, store_for
 from nodes.retrieve import to_source

@@ -19,9 +19,10 @@ from chop.documents import (
     input_paths,
     source_documents,
 )
+from chop.embedders import embedder_prefixes
 from chop.identity import input_meta
 from chop.loaders import load_paths
-from chop.models import chat_model_identity, embedder_prefixes, get_embedder
+from chop.models import chat_model_identity, get_embedder
 from chop.profile import instructions_note, stored_profile
 from chop.stage_profile import Span, timed
 from chop.state import DocumentTask, IngestState

@@ -14,7 +14,8 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.models import ApproximateTokenizer, use_models
+from chop.embedders import ApproximateTokenizer
+from chop.models import use_models
 from chop.pgserver import resolve_database_url
 from chop.retriever import ChopRetriever
 from chop.sample_corpus import write_sample_corpus

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.models import Embedder, get_embedder
+from chop.embedders import Embedder
+from chop.models import get_embedder
 from chop.weights import MINILM, MINILM_INT8, minilm_int8_path
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,8 @@ from langchain_core.embeddings import Embeddings
 from chop.api import aask, aingest, ask, ingest
 from chop.config import Context
 from chop.documents import InvalidInput, source_documents
-from chop.models import Embedder, use_models
+from chop.embedders import Embedder
+from chop.models import use_models
 from chop.retriever import ChopRetriever
 from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual, write_sample_corpus
 from chop.store import Store

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.models import (
+from chop.embedders import (
     EMBEDDING_SWITCH_INTERVAL_S,
     SentenceTransformerEmbedder,
     bf16_matmuls_native,
-    get_embedder,
 )
+from chop.models import get_embedder
 from chop.weights import MINILM
 
 TEXTS = [

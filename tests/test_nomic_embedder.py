@@ -16,7 +16,8 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.models import Embedder, embed_queries, get_embedder
+from chop.embedders import Embedder, embed_queries
+from chop.models import get_embedder
 from chop.store import EmbedderMismatch, Store
 from chop.weights import (
     MINILM,
