@@ -62,7 +62,7 @@ from bench.metrics import (
     token_f1,
     yes_no_of,
 )
-from bench.report import log, md_table, publish
+from bench.report import cell, log, md_table, publish
 from chop.answering import UNSAID
 from chop.config import Context
 from chop.llm import chat_messages, structured_call
@@ -370,9 +370,6 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    def cell(value: Any) -> str:
-        return "-" if value is None else str(value)
-
     header = [
         "set",
         "q",
@@ -531,22 +528,35 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--remote-per-kind", type=int, default=25, help="0: all 684 questions")
     p.add_argument("--remote-kinds", default="", help="comma-separated kinds (Yes/No, ...)")
     p.add_argument("--previous", action="store_true", help="also run the previous generator")
-    p.add_argument(
-        "--no-ingest", action="store_true", help="use collections that have documents as they are"
-    )
-    p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
-    p.add_argument("--manuals-collection", default="answers_manuals")
+    add_collection_arguments(p)
     p.add_argument("--fin-dev", default="answers_fin_dev", help="collection of the dev filings")
     p.add_argument("--fin-wide", default="answers_fin_wide", help="collection of the wide filings")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "answers")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def add_collection_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the manuals are read from and stored, shared with bench.generators."""
+    p.add_argument(
+        "--no-ingest", action="store_true", help="use collections that have documents as they are"
+    )
+    p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
+    p.add_argument("--manuals-collection", default="answers_manuals")
+
+
+def published(
+    args: argparse.Namespace,
+    run: Callable[[argparse.Namespace], dict[str, Any]],
+    markdown: Callable[[dict[str, Any]], str],
+) -> int:
+    """Run a benchmark and publish its JSON and table into ``args.out``."""
     results = run(args)
     publish(args.out, results, markdown(results))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return published(parser().parse_args(argv), run, markdown)
 
 
 if __name__ == "__main__":

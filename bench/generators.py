@@ -47,17 +47,18 @@ from typing import Any
 
 import prompts
 from bench.answers import (
-    EMANUAL_DATA,
     Case,
+    add_collection_arguments,
     ask_case,
     emanual_cases,
     ensure_collection,
     manual_folder,
+    published,
     remote_cases,
 )
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
-from bench.report import log, md_table, publish
+from bench.report import cell, log, md_table
 from chop.answering import YesNoReply
 from chop.config import Context
 from chop.llm import structured_call
@@ -236,9 +237,6 @@ def summaries(
 
 
 def markdown(results: dict[str, Any]) -> str:
-    def cell(value: Any) -> str:
-        return "-" if value is None else str(value)
-
     header = [
         "set",
         "model",
@@ -419,20 +417,13 @@ def parser() -> argparse.ArgumentParser:
         default=True,
         help="also ask each model about the PROBE passages (--no-probe: not)",
     )
-    p.add_argument(
-        "--no-ingest", action="store_true", help="use the collection as it is if it has documents"
-    )
-    p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
-    p.add_argument("--manuals-collection", default="answers_manuals")
+    add_collection_arguments(p)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "generators")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    results = run(args)
-    publish(args.out, results, markdown(results))
-    return 0
+    return published(parser().parse_args(argv), run, markdown)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
 
 
+def cell(value: Any) -> str:
+    """A table cell: "-" where a figure does not apply."""
+    return "-" if value is None else str(value)
+
+
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub Markdown table."""
     return "\n".join(_table(header, rows))

@@ -150,16 +150,20 @@ def test_throughput_corpus_has_distinct_documents(embedder: Any) -> None:
     assert all(d["spans"] for d in documents)  # loaded by the Markdown loader: headings
 
 
+def answered_by(stub: StubServer, context: Context) -> Context:
+    """``context`` with its chat model served by the stub, as an OpenAI-compatible endpoint."""
+    return context.with_overrides(
+        chat_provider="openai",
+        openai_base_url=f"{stub.base_url}/v1",
+        chat_model="stub",
+        structured_output="json_schema",
+    )
+
+
 def test_ingest_against_the_stub_end_to_end(context: Context, store: Store, tmp_path: Any) -> None:
     paths = write_sample_corpus(tmp_path / "corpus")
     with running_stub(latency=(0.0, 0.01)) as stub:
-        ctx = context.with_overrides(
-            chat_provider="openai",
-            openai_base_url=f"{stub.base_url}/v1",
-            chat_model="stub",
-            structured_output="json_schema",
-            continuity_mode="llm",
-        )
+        ctx = answered_by(stub, context).with_overrides(continuity_mode="llm")
         report = ingest(paths, context=ctx)
         requests = stub.stats()["requests"]
     stats = report["stats"]
@@ -176,12 +180,7 @@ def test_the_profile_mode_sets_each_stage_beside_its_ceiling(
     monkeypatch.setattr("bench.ingest_profile.REPEATS", 1)
     paths = write_sample_corpus(tmp_path / "corpus")
     with running_stub(latency=(0.0, 0.01)) as stub:
-        ctx = context.with_overrides(
-            chat_provider="openai",
-            openai_base_url=f"{stub.base_url}/v1",
-            chat_model="stub",
-            structured_output="json_schema",
-        )
+        ctx = answered_by(stub, context)
         results = run_profile([str(paths[0])], tmp_path / "out", context=ctx)
     profile = results["stage_profile"]
     assert results["ingest"]["chunks_stored"] > 0
