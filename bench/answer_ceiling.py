@@ -43,6 +43,16 @@ def best_run(text: str, reference: str) -> float:
     )
 
 
+def _plain(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def quotes(sentences: Sequence[str], section: str) -> bool:
+    """Whether most of the answer's sentences are the section's own."""
+    plain = _plain(section)
+    return sum(_plain(s)[:60] in plain for s in sentences) * 2 >= max(1, len(sentences))
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     answers = {
         record["qid"]: record
@@ -57,6 +67,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rows.append(
             {
                 "qid": case.qid,
+                "quotes_gold": quotes(sentences, case.gold_text),
                 "answer": answer["rouge_l"],
                 "top_chunk": answer["top_chunk"]["rouge_l"],
                 "gold_section": scored(case.gold_text, case.reference)["rouge_l"],
@@ -67,7 +78,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 },
             }
         )
-    keys = [k for k in rows[0] if k != "qid"] if rows else []
+    keys = [k for k in rows[0] if k not in ("qid", "quotes_gold")] if rows else []
+    groups = {
+        "answer quotes the gold section": [r for r in rows if r["quotes_gold"]],
+        "answer quotes another section": [r for r in rows if not r["quotes_gold"]],
+    }
     return {
         "settings": {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -75,6 +90,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "questions": len(rows),
         "mean_rouge_l": {k: round(mean([r[k] for r in rows]), 3) for k in keys},
+        "by_section": {
+            name: {
+                "questions": len(group),
+                **{k: round(mean([r[k] for r in group]), 3) for k in ("answer", "gold_section")},
+            }
+            for name, group in groups.items()
+            if group
+        },
         "per_question": rows,
     }
 
@@ -89,6 +112,14 @@ def markdown(results: dict[str, Any]) -> str:
             f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
             "",
             md_table(["answer as", "mean ROUGE-L"], [[k, v] for k, v in means.items()]),
+            "",
+            md_table(
+                ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
+                [
+                    [name, g["questions"], g["answer"], g["gold_section"]]
+                    for name, g in results["by_section"].items()
+                ],
+            ),
             "",
             "gold_best_run: the best run of consecutive sentences of the gold section, chosen "
             "knowing the reference (an oracle: the most sentence selection inside the right "
