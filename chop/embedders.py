@@ -95,6 +95,23 @@ def bf16_matmuls_native() -> bool:
         return False
 
 
+FLOAT32_TOLERANCE = 1e-5
+BFLOAT16_TOLERANCE = 2e-3
+
+
+def embeds_in_float32() -> bool:
+    """CHOP_EMBED_FLOAT32=1: MiniLM in float32 throughout, even where bfloat16 is native."""
+    return os.environ.get("CHOP_EMBED_FLOAT32", "0") != "0"
+
+
+def minilm_tolerance() -> float:
+    """How far two vectors of one text from the local MiniLM may differ, per dimension: in
+    bfloat16 the batch a text is embedded with changes its rounding (seen: up to 6e-4), in
+    float32 only the last bits."""
+    bfloat16 = not embeds_in_float32() and bf16_matmuls_native()
+    return BFLOAT16_TOLERANCE if bfloat16 else FLOAT32_TOLERANCE
+
+
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 (or another local sentence-transformers folder), normalised vectors.
 
@@ -119,6 +136,7 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer, self._lock)
         self.bfloat16 = bfloat16 and bf16_matmuls_native()
+        self.tolerance = BFLOAT16_TOLERANCE if self.bfloat16 else FLOAT32_TOLERANCE
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import torch

@@ -32,6 +32,7 @@ from chop.embedders import (
     LlamaEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
+    embeds_in_float32,
 )
 from chop.weights import (
     LOCAL_EMBEDDERS,
@@ -198,11 +199,6 @@ def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatMod
         max_retries=0,  # chop.llm retries, counts every attempt and keeps one deadline
         api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
     )
-
-
-def embeds_in_float32() -> bool:
-    """CHOP_EMBED_FLOAT32=1: MiniLM in float32 throughout, even where bfloat16 is native."""
-    return os.environ.get("CHOP_EMBED_FLOAT32", "0") != "0"
 
 
 @built_once

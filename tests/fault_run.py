@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from chop.embedders import minilm_tolerance
 from chop.loaders import name_text
 from chop.store import (
     Store,
@@ -501,13 +502,14 @@ def scenario(run: FaultRun, log: Callable[[str], None]) -> dict[str, Any]:
         "documents_only_in_a": [list(d) for d in sorted(set(documents_a) - set(documents_b))],
         "documents_only_in_b": [list(d) for d in sorted(set(documents_b) - set(documents_a))],
         "max_vector_difference": vectors,
+        "vector_tolerance": minilm_tolerance(),
         "flagged_chunks_b": sum(bool(c[10]) or c[9] == "llm-fallback" for c in chunks_b),
         "checkpoints_left_b": int(leftover[0][0]) if leftover else -1,
     }
     problems = [f"{r.step}: {c}" for r in run.runs for c in r.checks]
     if not (comparison["chunks_equal"] and comparison["documents_equal"]):
         problems.append("B's stored chunk set differs from A's")
-    if vectors > 1e-5:
+    if vectors > comparison["vector_tolerance"]:
         problems.append(f"B's vectors differ from A's by up to {vectors:.2e}")
     if comparison["flagged_chunks_b"]:
         problems.append(f"{comparison['flagged_chunks_b']} chunks of B still carry fallbacks")

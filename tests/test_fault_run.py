@@ -39,7 +39,7 @@ def test_every_fault_ends_with_the_clean_runs_chunks_and_one_line_per_problem() 
     comparison = result["comparison"]
     assert comparison["chunks_b"] == comparison["chunks_a"] > 0
     assert comparison["chunks_equal"] and comparison["documents_equal"], comparison
-    assert comparison["max_vector_difference"] <= 1e-5
+    assert comparison["max_vector_difference"] <= comparison["vector_tolerance"]
     assert comparison["flagged_chunks_b"] == 0 and comparison["checkpoints_left_b"] == 0
 
     assert [runs[s]["exit_code"] for s in STEPS] == [0, 3, 3, -9, -9, -9, -9, -9, 0, 0]

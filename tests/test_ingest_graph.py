@@ -419,18 +419,18 @@ def test_a_chunk_under_a_heading_is_embedded_with_its_section_titles_vector(
         plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
         title = section_title(Chunk(**{**chunk(0), "metadata": row["metadata"]}))
         if title is None:  # plain text: the prefixed chunk alone
-            np.testing.assert_allclose(vector, plain, atol=1e-5)
+            np.testing.assert_allclose(vector, plain, atol=embedder.tolerance)
             continue
         titles.append(title)
         folded = plain + 0.2 * embedder.embed([title])[0]
-        np.testing.assert_allclose(vector, folded / np.linalg.norm(folded), atol=1e-5)
+        np.testing.assert_allclose(vector, folded / np.linalg.norm(folded), atol=embedder.tolerance)
     assert {"Filter care", "Tank"} <= set(titles)
 
     report = ingest([tmp_path], context=ctx.with_overrides(section_weight=0.0))
     assert report["updated"] == 2, "another weight is another index"
     for row, vector in stored_vectors(store, ctx.collection):
         plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
-        np.testing.assert_allclose(vector, plain, atol=1e-5)
+        np.testing.assert_allclose(vector, plain, atol=embedder.tolerance)
 
 
 def test_a_section_weight_outside_zero_to_one_is_refused(context: Context) -> None:
