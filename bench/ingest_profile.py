@@ -39,10 +39,10 @@ from psycopg import sql
 from bench.report import log, md_table, publish
 from chop.api import ingest
 from chop.config import Context
-from chop.embedders import bf16_matmuls_native
+from chop.embedders import minilm_in_bfloat16
 from chop.loaders.files import files_to_load
 from chop.loaders.pdf_pdfium import read_pdfium
-from chop.models import embeds_in_float32, get_chat_model, get_embedder, local_embedding_dir
+from chop.models import get_chat_model, get_embedder, local_embedding_dir
 from chop.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
 from chop.store import Store, store_for
 from chop.store.schema import _tables
@@ -101,7 +101,7 @@ def embed_ceiling(texts: list[str]) -> dict[str, Any]:
     from sentence_transformers import SentenceTransformer
 
     sample = texts[:: max(1, len(texts) // EMBED_SAMPLE)][:EMBED_SAMPLE]
-    bfloat16 = not embeds_in_float32() and bf16_matmuls_native()
+    bfloat16 = minilm_in_bfloat16()
     model = SentenceTransformer(str(local_embedding_dir()), device="cpu")
 
     def encode(batch: list[str]) -> object:

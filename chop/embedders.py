@@ -104,12 +104,17 @@ def embeds_in_float32() -> bool:
     return os.environ.get("CHOP_EMBED_FLOAT32", "0") != "0"
 
 
+def minilm_in_bfloat16() -> bool:
+    """Whether the local MiniLM computes in bfloat16: natively on this CPU, unless
+    CHOP_EMBED_FLOAT32=1."""
+    return not embeds_in_float32() and bf16_matmuls_native()
+
+
 def minilm_tolerance() -> float:
     """How far two vectors of one text from the local MiniLM may differ, per dimension: in
     bfloat16 the batch a text is embedded with changes its rounding (seen: up to 6e-4), in
     float32 only the last bits."""
-    bfloat16 = not embeds_in_float32() and bf16_matmuls_native()
-    return BFLOAT16_TOLERANCE if bfloat16 else FLOAT32_TOLERANCE
+    return BFLOAT16_TOLERANCE if minilm_in_bfloat16() else FLOAT32_TOLERANCE
 
 
 class SentenceTransformerEmbedder:
@@ -136,7 +141,6 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer, self._lock)
         self.bfloat16 = bfloat16 and bf16_matmuls_native()
-        self.tolerance = BFLOAT16_TOLERANCE if self.bfloat16 else FLOAT32_TOLERANCE
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import torch

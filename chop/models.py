@@ -32,7 +32,7 @@ from chop.embedders import (
     LlamaEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
-    embeds_in_float32,
+    minilm_in_bfloat16,
 )
 from chop.weights import (
     LOCAL_EMBEDDERS,
@@ -202,8 +202,8 @@ def _openai_chat_model(model: str, base_url: str, timeout: float) -> BaseChatMod
 
 
 @built_once
-def _local_embedder(name: str, float32: bool) -> Embedder:
-    return SentenceTransformerEmbedder(local_embedding_dir(), name, bfloat16=not float32)
+def _local_embedder(name: str, bfloat16: bool) -> Embedder:
+    return SentenceTransformerEmbedder(local_embedding_dir(), name, bfloat16=bfloat16)
 
 
 @built_once
@@ -310,7 +310,7 @@ def get_embedder(ctx: Context) -> Embedder:
         return override
     if ctx.embedding_provider == "local":
         if ctx.embedding_model == MINILM:
-            return _local_embedder(ctx.embedding_model, embeds_in_float32())
+            return _local_embedder(ctx.embedding_model, minilm_in_bfloat16())
         if ctx.embedding_model == MINILM_INT8:
             return _minilm_int8_embedder(ctx.embedding_model, ctx.data_dir)
         if ctx.embedding_model in (NOMIC, NOMIC_Q8):

@@ -15,6 +15,7 @@ from chop.api import ingest
 from chop.cnm import CNM, DocumentProfileReply, drop_product_names, prefix_line, section_title
 from chop.config import Context
 from chop.documents import SourceDocument, make_document
+from chop.embedders import minilm_tolerance
 from chop.profile import document_profile, opening_cnm
 from chop.state import Chunk
 from chop.store import Store
@@ -419,18 +420,18 @@ def test_a_chunk_under_a_heading_is_embedded_with_its_section_titles_vector(
         plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
         title = section_title(Chunk(**{**chunk(0), "metadata": row["metadata"]}))
         if title is None:  # plain text: the prefixed chunk alone
-            np.testing.assert_allclose(vector, plain, atol=embedder.tolerance)
+            np.testing.assert_allclose(vector, plain, atol=minilm_tolerance())
             continue
         titles.append(title)
         folded = plain + 0.2 * embedder.embed([title])[0]
-        np.testing.assert_allclose(vector, folded / np.linalg.norm(folded), atol=embedder.tolerance)
+        np.testing.assert_allclose(vector, folded / np.linalg.norm(folded), atol=minilm_tolerance())
     assert {"Filter care", "Tank"} <= set(titles)
 
     report = ingest([tmp_path], context=ctx.with_overrides(section_weight=0.0))
     assert report["updated"] == 2, "another weight is another index"
     for row, vector in stored_vectors(store, ctx.collection):
         plain = embedder.embed([f"{row['prefix']}\n{row['text']}"])[0]
-        np.testing.assert_allclose(vector, plain, atol=embedder.tolerance)
+        np.testing.assert_allclose(vector, plain, atol=minilm_tolerance())
 
 
 def test_a_section_weight_outside_zero_to_one_is_refused(context: Context) -> None:
