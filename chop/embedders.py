@@ -7,6 +7,7 @@ GGUF embedders on llama.cpp, and any LangChain ``Embeddings``.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import sys
@@ -56,15 +57,17 @@ def embedder_prefixes(embedder: Embedder) -> dict[str, str]:
 
 # ------------------------------------------------------------------ tokenizers
 class HuggingFaceTokenizer:
-    """Exact token spans from the embedder's own (fast) tokenizer.
+    """Exact token spans from the embedder's own (fast) tokenizer, read from a copy of it.
 
-    The tokenizer is shared with the model, and a Rust tokenizer used from two threads at once
-    fails ("Already borrowed"), so it takes the embedder's lock.
+    A Rust tokenizer used from two threads at once fails ("Already borrowed"). Sharing the
+    model's tokenizer meant taking the embedder's lock, so chunking a document waited for whole
+    embedding batches of others (fin dev: split busy 231 s for 49 CPU s, and counted in embed's
+    busy time); a copy with its own lock lets one document be split while another embeds.
     """
 
-    def __init__(self, tokenizer: object, lock: threading.Lock) -> None:
-        self._tokenizer = tokenizer
-        self._lock = lock
+    def __init__(self, tokenizer: object) -> None:
+        self._tokenizer = copy.deepcopy(tokenizer)
+        self._lock = threading.Lock()
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         with self._lock:
@@ -139,7 +142,7 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(str(model_dir), device="cpu")
         self.dimension = int(self._model.get_embedding_dimension() or 0)
         self._lock = threading.Lock()
-        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer, self._lock)
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._model.tokenizer)
         self.bfloat16 = bfloat16 and bf16_matmuls_native()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -197,7 +200,7 @@ class OnnxEmbedder:
         )
         self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
         self._lock = threading.Lock()
-        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._tokenizer, self._lock)
+        self.tokenizer: Tokenizer = HuggingFaceTokenizer(self._tokenizer)
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -263,7 +266,7 @@ class LlamaEmbedder:
         )
         self.dimension = int(self._model.n_embd())
         self.tokenizer: Tokenizer = HuggingFaceTokenizer(
-            AutoTokenizer.from_pretrained(str(tokenizer_dir)), self._lock
+            AutoTokenizer.from_pretrained(str(tokenizer_dir))
         )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -6,6 +6,7 @@ handed back often while it computes, so threads running Python do not stall it."
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +72,20 @@ def test_threads_hand_over_the_gil_often_only_while_the_model_computes(
     embedder.embed(TEXTS)
     assert seen == [EMBEDDING_SWITCH_INTERVAL_S]
     assert sys.getswitchinterval() == before
+
+
+def test_a_document_is_chunked_while_another_embeds(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunking reads token spans from its own copy of the tokenizer, so it never waits for an
+    embedding batch to finish (it used to share the embedder's lock)."""
+    embedder = minilm(data_dir, monkeypatch, "0")
+    spans: list[list[tuple[int, int]]] = []
+    with embedder._lock:  # an embedding batch in progress
+        reader = threading.Thread(
+            target=lambda: spans.append(embedder.tokenizer.token_spans(TEXTS[0]))
+        )
+        reader.start()
+        reader.join(timeout=30)
+        assert not reader.is_alive()
+    assert spans and spans[0][0] == (0, 5)  # "Clean"
