@@ -22,6 +22,7 @@ from chop.config import Context, SearchMode
 from chop.embedders import Embedder, embed_queries
 from chop.profile import stored_profile
 from chop.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
+from chop.statements import named_statements
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
@@ -31,6 +32,9 @@ MODEL_BOOST = 0.3  # cosine points: a question that names its document means tha
 RRF_BOOST = 1.0 / RRF_K
 # the share of the boost for documents that cover the question but are not its reference
 SECONDARY_SHARE = 0.5
+# of the k places: the best chunks of the financial statements a question names
+# ("based on the balance sheet ..."; chop.statements)
+STATEMENT_PLACES = 2
 
 
 @dataclass
@@ -92,6 +96,19 @@ def with_room_for(hits: list[Hit], own: list[Hit], k: int) -> list[Hit]:
     if not missing:
         return hits
     return sorted(hits[: k - len(missing)] + missing, key=rank_key)
+
+
+def statements_first(hits: list[Hit], found: Sequence[list[Hit]], k: int) -> list[Hit]:
+    """``hits`` with the best chunks of the statements a question names first: STATEMENT_PLACES
+    of the k places shared among them (at least one each), in their own order, scored above
+    every other hit; the other places keep the search's ranking."""
+    places = max(1, STATEMENT_PLACES // max(1, len(found)))
+    top = max((hit.score for hit in hits), default=0.0)
+    lead = {
+        hit.id: replace(hit, score=top + hit.score) for chunks in found for hit in chunks[:places]
+    }
+    rest = [hit for hit in hits if hit.id not in lead]
+    return sorted(lead.values(), key=rank_key)[:k] + rest[: max(0, k - len(lead))]
 
 
 def rank_key(hit: Hit) -> tuple[float, str, int]:
@@ -165,6 +182,24 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
+    filings = bool(meant) and all(card.is_filing for card in cards if card.doc_id in meant)
+    statements = named_statements(question) if doc_ids and filings else []
+    if statements:
+        found = [
+            store.search(
+                ctx.collection,
+                vector,
+                k,
+                where=SearchFilter(doc_ids=tuple(doc_ids), titled=statement.titled()),
+                query_text=text,
+                ef_search=ctx.ef_search,
+            )
+            for statement in statements
+        ]
+        hits = statements_first(hits, found, k)
+        named = ", ".join(s.name for s, chunks in zip(statements, found, strict=True) if chunks)
+        if named:
+            note = "; ".join(part for part in (note, f"{named} first") if part)
     unknown = matched.unknown_model
     if unknown:
         note = f"the question names {unknown}, which no stored document covers"

@@ -65,6 +65,9 @@ class SearchFilter:
     model: str | None = None
     category: str | None = None
     doc_ids: tuple[str, ...] = ()
+    # a titled part of a document (a financial statement): the chunk's last heading matches
+    # the first regex, or a line of its opening the second (PostgreSQL regexes, any case)
+    titled: tuple[str, str] | None = None
 
 
 def embedding_key(embedded_text: str, embedder_name: str) -> str:

@@ -17,6 +17,7 @@ from chop.store.schema import Schema, _tables
 
 RRF_K = 60
 EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (see search)
+TITLE_OPENING_CHARS = 300  # a titled part's title is in its first chunk's first lines
 
 # Hit's fields are columns of the same names, selected in this order before the score.
 HIT_FIELDS = tuple(f.name for f in fields(Hit) if f.name != "score")
@@ -176,4 +177,12 @@ def _filter_sql(where: SearchFilter) -> tuple[list[sql.Composable], dict[str, An
     if where.doc_ids:
         conditions.append(sql.SQL("doc_id = ANY(%(f_doc_ids)s)"))
         params["f_doc_ids"] = list(where.doc_ids)
+    if where.titled:
+        conditions.append(
+            sql.SQL(
+                "(coalesce(metadata->'headings'->>-1, '') ~* %(f_heading)s"
+                " OR left(text, {}) ~* %(f_opening)s)"
+            ).format(sql.Literal(TITLE_OPENING_CHARS))
+        )
+        params["f_heading"], params["f_opening"] = where.titled
     return conditions, params

@@ -1,0 +1,77 @@
+"""The financial statements a question names, and how a filing titles them.
+
+"Based on the balance sheet, what were inventories ...", "using the statement of income and
+the cash flow statement ...": a question that names a statement means the statement's page,
+yet a small embedder ranks the page of figures below the notes and the MD&A text that discuss
+the same line items (FinanceBench dev: 1 of 10 such questions had the statement first).
+chop.retrieval puts the named statements' best chunks first; this module says which
+statements a question names and which chunks are those statements: a chunk under a heading
+that is the statement's title ("Consolidated Balance Sheets", "MGM RESORTS INTERNATIONAL AND
+SUBSIDIARIES CONSOLIDATED STATEMENTS OF CASH FLOWS") or one that opens with a line starting
+with it. Titles are matched with "consolidated", as 10-Ks, 10-Qs and earnings releases write
+them, so "Key Balance Sheet Data" in the MD&A and "the consolidated balance sheets" inside a
+note's sentence are not taken for the statement.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Statement:
+    name: str
+    asked: re.Pattern[str]  # how a question names it
+    title: str  # the statement's title after "consolidated", as a PostgreSQL regex (ARE)
+
+    def heading_pattern(self) -> str:
+        """A chunk's last heading that is this statement's title (not "... Data" of it)."""
+        return rf"(^|\s)consolidated\s+({self.title})(?!\s+(data|information))"
+
+    def opening_pattern(self) -> str:
+        """A line of a chunk's opening that starts with the title."""
+        return rf"(^|\n)\s*(condensed\s+)?consolidated\s+({self.title})"
+
+    def titled(self) -> tuple[str, str]:
+        """The statement's chunks, as a SearchFilter's ``titled``."""
+        return self.heading_pattern(), self.opening_pattern()
+
+
+STATEMENTS = (
+    Statement(
+        "balance sheet",
+        re.compile(
+            r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+(?:position|condition)\b", re.I
+        ),
+        r"balance\s+sheets?|statements?\s+of\s+financial\s+(position|condition)",
+    ),
+    Statement(
+        "income statement",
+        re.compile(
+            r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:income|operations|earnings)\b"
+            r"|\bp\s*&\s*l\b|\bprofit\s+and\s+loss\b",
+            re.I,
+        ),
+        r"statements?\s+of\s+(income|operations|earnings)|income\s+statements?",
+    ),
+    Statement(
+        "cash flow statement",
+        re.compile(r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", re.I),
+        r"statements?\s+of\s+cash\s+flows?",
+    ),
+    Statement(
+        "statement of equity",
+        re.compile(
+            r"\bstatements?\s+of\s+(?:changes\s+in\s+)?(?:(?:stock|share)holders['’]?\s+)?equity\b",
+            re.I,
+        ),
+        r"statements?\s+of\s+(changes\s+in\s+)?((stock|share)holders['’]?\s+|total\s+)?equity",
+    ),
+)
+
+
+def named_statements(question: str) -> list[Statement]:
+    """The statements ``question`` names, in the order it names them."""
+    found = [(match.start(), s) for s in STATEMENTS if (match := s.asked.search(question))]
+    return [statement for _, statement in sorted(found, key=lambda pair: pair[0])]

@@ -1,0 +1,101 @@
+"""A question that names a financial statement means the statement's page: which statements a
+question names, which chunks are those statements, and that their best chunks come first."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chop.config import Context
+from chop.retrieval import statements_first
+from chop.statements import named_statements
+from chop.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("Based on the balance sheet, what were inventories at year end?", ["balance sheet"]),
+        ("Using the statement of financial position, what is the current ratio?",
+         ["balance sheet"]),
+        ("From the P&L statement and the balance sheet, what is asset turnover?",
+         ["income statement", "balance sheet"]),
+        ("Please use the statement of cash flows and the statement of income.",
+         ["cash flow statement", "income statement"]),
+        ("What does the consolidated statement of operations say about revenue?",
+         ["income statement"]),
+        ("Which items of the statement of shareholders' equity changed?", ["statement of equity"]),
+        ("What was cash flow from operations in FY2022?", []),
+        ("What drove other comprehensive income in the statement of comprehensive income?", []),
+        ("How do I clean the air filter of the Coolwave 330C?", []),
+    ],
+)  # fmt: skip
+def test_a_question_names_the_statements_it_writes_in_any_of_their_names(
+    question: str, named: list[str]
+) -> None:
+    assert [s.name for s in named_statements(question)] == named
+
+
+def hit(id: int, score: float) -> Hit:
+    return Hit(id=id, doc_id="10-K", doc_title="10-K", chunk_index=id, text="", prefix="",
+               category=None, nouns=[], model=None, cnm_source="heading", char_start=0,
+               char_end=0, score=score, metadata={})  # fmt: skip
+
+
+def test_the_named_statements_best_chunks_come_first_and_the_rest_keep_their_order() -> None:
+    ranked = [hit(1, 0.05), hit(2, 0.04), hit(3, 0.03), hit(4, 0.02), hit(5, 0.01)]
+    balance_sheet = [hit(10, 0.03), hit(11, 0.02), hit(12, 0.01)]
+    first = statements_first(ranked, [balance_sheet], k=5)
+    assert [h.id for h in first] == [10, 11, 1, 2, 3]
+    assert first[1].score > first[2].score, "scored above every other hit"
+
+
+def test_two_named_statements_share_the_leading_places() -> None:
+    ranked = [hit(1, 0.05), hit(2, 0.04), hit(3, 0.03)]
+    income, cash_flows = [hit(10, 0.03), hit(11, 0.02)], [hit(20, 0.025), hit(21, 0.01)]
+    first = statements_first(ranked, [income, cash_flows], k=4)
+    assert [h.id for h in first] == [10, 20, 1, 2]
+
+
+def test_a_statement_that_is_not_found_changes_nothing() -> None:
+    ranked = [hit(1, 0.05), hit(2, 0.04)]
+    assert statements_first(ranked, [[]], k=2) == ranked
+
+
+DIM = 4
+
+
+def chunk(index: int, text: str, headings: list[str]) -> ChunkRow:
+    vector = np.ones(DIM, dtype=np.float32) / 2
+    return ChunkRow(doc_id="10-K", doc_title="10-K", chunk_index=index, text=text, prefix="",
+                    category=None, nouns=[], model=None, cnm_source="heading",
+                    continuity="first", embedding_key=f"k{index}", char_start=index,
+                    char_end=index + 1, embedding=vector,
+                    metadata={"headings": headings})  # fmt: skip
+
+
+def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
+    store: Store, context: Context
+) -> None:
+    collection = context.collection
+    store.ensure_collection(collection, DIM)
+    item8 = "PART II > Item 8. Financial Statements and Supplementary Data"
+    rows = [
+        chunk(0, "Assets\nCash $ 1,980", [item8, "Consolidated Balance Sheets"]),
+        chunk(
+            1, "Table of Contents\n\nACME INC\nCONSOLIDATED BALANCE SHEETS\n(In millions)", [item8]
+        ),
+        chunk(2, "Working capital $ 4,237", ["Item 7. MD&A", "Key Balance Sheet Data"]),
+        chunk(3, "Amounts recognized in the consolidated balance sheets consist of:", [item8]),
+        chunk(4, "Selected data", ["Item 6", "Selected Consolidated Balance Sheet Data"]),
+        chunk(5, "Revenue $ 11,303", [item8, "Consolidated Statements of Operations"]),
+    ]
+    store.replace_document(
+        collection,
+        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=6),
+        rows,
+    )
+    (balance_sheet,) = named_statements("based on the balance sheet")
+    where = SearchFilter(doc_ids=("10-K",), titled=balance_sheet.titled())
+    found = store.search(collection, np.ones(DIM) / 2, 6, where=where)
+    assert sorted(h.chunk_index for h in found) == [0, 1]
