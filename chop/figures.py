@@ -129,7 +129,8 @@ def table_rows(text: str, source: int, pages: Sequence[int] = ()) -> list[Row]:
             continue
         row_periods = periods[: len(values)] if len(values) == len(periods) else [""] * len(values)
         rows.append(
-            Row(label.strip(" .:$"), values, row_periods, unit, source, list(pages),
+            Row(" ".join(label.strip(" .:$").split()), values, row_periods, unit, source,
+                list(pages),
                 percent=any(cell.rstrip().endswith("%") for cell in cells))
         )  # fmt: skip
     return rows if len(rows) >= MIN_TABLE_ROWS else []
@@ -148,6 +149,62 @@ def relevant_rows(rows: Iterable[Row], question: str, limit: int = MAX_ROWS) -> 
         key=lambda item: (-len(asked & set(_WORD.findall(item[1].label.lower()))), item[0]),
     )
     return [row for _, row in sorted(ranked[:limit], key=lambda item: item[0])]
+
+
+ANSWER_ROWS = 3  # rows an answer states: the line item asked for, with a close second or two
+# words of a figure question that name no line item
+_GENERIC_WORDS = frozenset((
+    "the", "and", "for", "what", "was", "were", "are", "year", "years", "end", "from", "based",
+    "answer", "usd", "millions", "thousands", "billions", "amount", "fiscal", "how", "much",
+    "total", "many", "with", "that", "this", "its", "their", "company",
+))  # fmt: skip
+_ASKED_UNIT = re.compile(r"\b(?:in|usd|\$)\s*(?:usd\s*)?(millions|thousands|billions)\b", re.I)
+_UNIT_SIZE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+
+
+def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS) -> list[Row]:
+    """The rows that state what a figure question asks, best first: those whose labels share
+    the question's distinctive words, each word weighing 1 / the number of rows whose label
+    has it ("inventories" and "payable" name a line, "total" and "net" name many). A row
+    counts when it shares a word that at most ``limit`` rows share, and scores at least half
+    the best row's."""
+    asked = set(_WORD.findall(question.lower())) - _GENERIC_WORDS
+    unique = list({(r.label.lower(), tuple(r.values)): r for r in rows}.values())
+    words = [asked & set(_WORD.findall(row.label.lower())) for row in unique]
+    spread: dict[str, int] = {}
+    for shared in words:
+        for word in shared:
+            spread[word] = spread.get(word, 0) + 1
+    scored = [
+        (sum(1 / spread[w] for w in shared), order)
+        for order, shared in enumerate(words)
+        if any(spread[w] <= limit for w in shared)
+    ]
+    if not scored:
+        return []
+    best = max(score for score, _ in scored)
+    ranked = sorted((item for item in scored if item[0] >= best / 2), key=lambda i: (-i[0], i[1]))
+    return [unique[order] for _, order in ranked[:limit]]
+
+
+def stated(row: Row, question: str) -> str:
+    """A row as an answer states it: its label, each period's value with the table's unit and
+    the source, and the value in the unit the question asks for when the table uses another
+    ("Accounts payable: 303,493 thousand (2018) = 303.49 million")."""
+    asked = _ASKED_UNIT.search(question)
+    into = asked.group(1).lower() if asked else ""
+    convert = bool(into and row.unit and into != row.unit and not row.percent)
+    convert = convert and not _UNITLESS.search(row.label)
+    cells = []
+    for period, value in zip(row.periods, row.values, strict=True):
+        cell = f"{_written(value, row.percent)}{_unit_word(row)}"
+        if period:
+            cell += f" ({period})"
+        if convert and value is not None:
+            scaled = value * _UNIT_SIZE[row.unit] / _UNIT_SIZE[into]
+            cell += f" = {_written(round(scaled, 2))} {into.rstrip('s')}"
+        cells.append(cell)
+    return f"{row.label}: {'; '.join(cells)} [{row.source}]."
 
 
 class ExpressionError(ValueError):

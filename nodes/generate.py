@@ -35,9 +35,11 @@ from chop.embedders import embed_queries
 from chop.figures import (
     FigureReply,
     Row,
+    answering_rows,
     figure_answer,
     is_figure_question,
     relevant_rows,
+    stated,
     table_rows,
 )
 from chop.llm import structured_call
@@ -110,10 +112,15 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     extracted = extract(chosen, scores[best])
     if not yes_no and ctx.answer == "quote":
         answer = compose(chosen, extracted, None)
+        rows = (
+            answering_rows(rows_of(sources, read_section), question)
+            if is_figure_question(question)
+            else []
+        )  # the line items a figure question asks for, as their tables print them
         return {
-            "answer": answer.text,
+            "answer": " ".join([*(stated(row, question) for row in rows), answer.text]),
             "answerable": True,
-            "citations": answer.citations,
+            "citations": list(dict.fromkeys([*(row.source for row in rows), *answer.citations])),
             **figure_fallback,
         }
     messages = prompts.render(

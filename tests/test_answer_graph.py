@@ -291,3 +291,19 @@ def test_only_lead_mode_asks_for_arithmetic_and_only_over_tables_of_periods(
     quoting = acme_filing(context).with_overrides(answer="quote")
     result = ask("What is Acme Widgets' FY2023 working capital ratio?", context=quoting)
     assert "Total current assets" in result["answer"] and scripted.count("figure") == 0
+
+
+def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = acme_filing(context).with_overrides(answer="quote")
+    before = scripted.count("answer")
+    question = "What amount of cash and cash equivalents did Acme Widgets hold in FY2023? In billions."
+    result = ask(question, context=ctx)
+    assert result["answer"].startswith(
+        "Cash and cash equivalents: 400 million (2023) = 0.40 billion; "
+        "350 million (2022) = 0.35 billion [1]. "
+    )
+    assert result["citations"] == [1] and scripted.count("answer") == before

@@ -7,10 +7,12 @@ import pytest
 
 from chop.figures import (
     ExpressionError,
+    answering_rows,
     evaluate,
     figure_answer,
     is_figure_question,
     relevant_rows,
+    stated,
     table_rows,
 )
 
@@ -125,3 +127,36 @@ def test_an_expression_that_does_not_evaluate_gives_no_answer() -> None:
 )
 def test_a_figure_question_asks_for_a_quantity(question: str, asks: bool) -> None:
     assert is_figure_question(question) is asks
+
+
+def test_the_rows_that_answer_share_the_questions_distinctive_words_best_first() -> None:
+    rows = table_rows(BALANCE_SHEET_DATA, 1) + table_rows(CASH_FLOWS, 2)
+    asked = "What is the total amount of inventories at year end? Answer in USD millions."
+    assert [row.label for row in answering_rows(rows, asked)] == ["Inventories"]
+    capex = "What were capital expenditures in FY2019?"
+    assert answering_rows(rows, capex)[0].label.startswith("Capital expenditures")
+
+
+def test_no_row_answers_when_the_question_shares_only_words_many_rows_have() -> None:
+    rows = [
+        row
+        for text in (f"2023 2022\nTotal {item} 1 2\n" for item in ("a", "bb", "cc", "dd", "ee"))
+        for row in table_rows(text + "Total other 3 4", 1)
+    ]
+    assert answering_rows(rows, "What is the total for the year?") == []
+    assert answering_rows(table_rows(BALANCE_SHEET_DATA, 1), "How do I clean the filter?") == []
+
+
+def test_a_stated_row_gives_each_period_with_its_unit_and_the_unit_the_question_asks_for() -> None:
+    capex = next(row for row in table_rows(CASH_FLOWS, 2) if row.label.startswith("Capital"))
+    assert stated(capex, "What was capex? Answer in USD millions.") == (
+        "Capital expenditures, net of construction payable: -270,579 thousand (2020) = "
+        "-270.58 million; -739,006 thousand (2019) = -739.01 million; "
+        "-777,682 thousand (2018) = -777.68 million [2]."
+    )
+    inventories = next(
+        row for row in table_rows(BALANCE_SHEET_DATA, 1) if row.label == "Inventories"
+    )
+    assert stated(inventories, "What were inventories?") == (
+        "Inventories: 2,757 million (2023); 2,904 million (2022) [1]."
+    )
