@@ -162,18 +162,51 @@ _ASKED_UNIT = re.compile(r"\b(?:in|usd|\$)\s*(?:usd\s*)?(millions|thousands|bill
 _UNIT_SIZE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 
 
+# Accounting words that name a line item; next to a matched word in the question, a row must
+# have them too ("accounts payable" is not answered by "Accounts receivable").
+_LINE_ITEM_WORDS = frozenset((
+    "payable", "receivable", "inventory", "asset", "liability", "revenue", "sale", "income",
+    "expense", "earning", "cash", "debt", "equity", "dividend", "capital", "expenditure",
+    "depreciation", "amortization", "goodwill", "intangible", "tax", "interest", "cost", "good",
+    "sold", "gross", "operating", "current", "noncurrent", "property", "plant", "equipment",
+    "accrued", "deferred", "retained", "stock", "share", "treasury", "investment", "security",
+    "lease", "borrowing", "margin", "profit", "loss", "net", "free", "flow", "working",
+    "comprehensive", "administrative", "selling", "research", "development",
+    "payment", "acquisition", "restructuring", "impairment", "pension", "benefit",
+))  # fmt: skip
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
 def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS) -> list[Row]:
     """The rows that state what a figure question asks, best first: those whose labels share
     the question's distinctive words, each word weighing 1 / the number of rows whose label
-    has it ("inventories" and "payable" name a line, "total" and "net" name many). A row
-    counts when it shares a word that at most ``limit`` rows share, and scores at least half
-    the best row's."""
-    asked = set(_WORD.findall(question.lower())) - _GENERIC_WORDS
+    has it ("inventories" and "payable" name a line, "current" and "net" name many). A row
+    counts when it shares a word that at most ``limit`` rows share, has the accounting words
+    the question writes next to each word it shares ("accounts payable" is not answered by
+    "Accounts receivable"), and scores at least half the best row's."""
+    asked = [_singular(w) for w in _WORD.findall(question.lower())]
+    wanted = set(asked) - _GENERIC_WORDS
     unique = list({(r.label.lower(), tuple(r.values)): r for r in rows}.values())
-    words = [asked & set(_WORD.findall(row.label.lower())) for row in unique]
+    labels = [{_singular(w) for w in _WORD.findall(row.label.lower())} for row in unique]
+
+    def beside_are_in(label: set[str]) -> bool:
+        return all(
+            asked[j] in label
+            for i, word in enumerate(asked)
+            if word in label and word in wanted
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(asked) and asked[j] in _LINE_ITEM_WORDS
+        )
+
+    words = [wanted & label if beside_are_in(label) else set() for label in labels]
     spread: dict[str, int] = {}
-    for shared in words:
-        for word in shared:
+    for label in labels:
+        for word in wanted & label:
             spread[word] = spread.get(word, 0) + 1
     scored = [
         (sum(1 / spread[w] for w in shared), order)

@@ -437,6 +437,7 @@ class ResolutionState(TypedDict):
     company: str | None
     period: str | None
     why: list[str]
+    topic: str  # the question without the words that name its documents
 
 
 def resolution_state(resolution: Resolution) -> ResolutionState:
@@ -448,4 +449,5 @@ def resolution_state(resolution: Resolution) -> ResolutionState:
         company=resolution.company,
         period=resolution.period,
         why=list(resolution.why),
+        topic=resolution.topic,
     )

@@ -112,11 +112,15 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     extracted = extract(chosen, scores[best])
     if not yes_no and ctx.answer == "quote":
         answer = compose(chosen, extracted, None)
+        # the line items a figure question asks for, as their tables print them; matched on
+        # the question's topic, as the company's name in "attributable to General Mills" is no
+        # line item
+        topic = state.get("question_resolution", {}).get("topic") or question
         rows = (
-            answering_rows(rows_of(sources, read_section), question)
+            answering_rows(rows_of(sources, read_section), topic)
             if is_figure_question(question)
             else []
-        )  # the line items a figure question asks for, as their tables print them
+        )
         return {
             "answer": " ".join([*(stated(row, question) for row in rows), answer.text]),
             "answerable": True,

@@ -300,7 +300,9 @@ def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
 ) -> None:
     ctx = acme_filing(context).with_overrides(answer="quote")
     before = scripted.count("answer")
-    question = "What amount of cash and cash equivalents did Acme Widgets hold in FY2023? In billions."
+    question = (
+        "What amount of cash and cash equivalents did Acme Widgets hold in FY2023? In billions."
+    )
     result = ask(question, context=ctx)
     assert result["answer"].startswith(
         "Cash and cash equivalents: 400 million (2023) = 0.40 billion; "

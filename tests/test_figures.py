@@ -160,3 +160,12 @@ def test_a_stated_row_gives_each_period_with_its_unit_and_the_unit_the_question_
     assert stated(inventories, "What were inventories?") == (
         "Inventories: 2,757 million (2023); 2,904 million (2022) [1]."
     )
+
+
+def test_a_row_of_another_line_item_that_shares_a_word_does_not_answer() -> None:
+    text = "2018 2017\nAccounts receivable, net 657,206 542,273\nInventories 110,830 101,812\n"
+    rows = table_rows(text, 1)
+    assert answering_rows(rows, "What is the amount of accounts payable in FY2018?") == []
+    asked = "What is the amount of accounts receivable in FY2018?"
+    assert [row.label for row in answering_rows(rows, asked)] == ["Accounts receivable, net"]
+    assert [row.label for row in answering_rows(rows, "What was inventory?")] == ["Inventories"]
