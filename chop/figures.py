@@ -157,6 +157,11 @@ _GENERIC_WORDS = frozenset((
     "the", "and", "for", "what", "was", "were", "are", "year", "years", "end", "from", "based",
     "answer", "usd", "millions", "thousands", "billions", "amount", "fiscal", "how", "much",
     "total", "many", "with", "that", "this", "its", "their", "company",
+    # how questions are framed: "answer in units of percents", "round to one decimal place",
+    # "based on the information provided primarily within the statement of ..."
+    "unit", "percent", "round", "decimal", "place", "please", "utilize", "using", "use",
+    "provided", "primarily", "information", "within", "statement", "basing", "judgment",
+    "defined", "define", "clearly", "shown", "outlined", "stated", "only", "details",
 ))  # fmt: skip
 _ASKED_UNIT = re.compile(r"\b(?:in|usd|\$)\s*(?:usd\s*)?(millions|thousands|billions)\b", re.I)
 _UNIT_SIZE = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
@@ -182,6 +187,9 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
+_GENERIC_STEMS = frozenset(_singular(word) for word in _GENERIC_WORDS)
+
+
 def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS) -> list[Row]:
     """The rows that state what a figure question asks, best first: those whose labels share
     the question's distinctive words, each word weighing 1 / the number of rows whose label
@@ -190,7 +198,7 @@ def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS)
     the question writes next to each word it shares ("accounts payable" is not answered by
     "Accounts receivable"), and scores at least half the best row's."""
     asked = [_singular(w) for w in _WORD.findall(question.lower())]
-    wanted = set(asked) - _GENERIC_WORDS
+    wanted = set(asked) - _GENERIC_STEMS
     unique = list({(r.label.lower(), tuple(r.values)): r for r in rows}.values())
     labels = [{_singular(w) for w in _WORD.findall(row.label.lower())} for row in unique]
 
