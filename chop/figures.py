@@ -196,10 +196,14 @@ def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS)
     has it ("inventories" and "payable" name a line, "current" and "net" name many). A row
     counts when it shares a word that at most ``limit`` rows share, has the accounting words
     the question writes next to each word it shares ("accounts payable" is not answered by
-    "Accounts receivable"), and scores at least half the best row's."""
+    "Accounts receivable"), has a period for each value, and scores at least half the best
+    row's."""
     asked = [_singular(w) for w in _WORD.findall(question.lower())]
     wanted = set(asked) - _GENERIC_STEMS
-    unique = list({(r.label.lower(), tuple(r.values)): r for r in rows}.values())
+    # a row whose cells do not line up with its header's periods is not stated: which figure
+    # is which year would be a guess
+    dated = [row for row in rows if all(row.periods)]
+    unique = list({(r.label.lower(), tuple(r.values)): r for r in dated}.values())
     labels = [{_singular(w) for w in _WORD.findall(row.label.lower())} for row in unique]
 
     def beside_are_in(label: set[str]) -> bool:

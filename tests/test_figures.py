@@ -169,3 +169,9 @@ def test_a_row_of_another_line_item_that_shares_a_word_does_not_answer() -> None
     asked = "What is the amount of accounts receivable in FY2018?"
     assert [row.label for row in answering_rows(rows, asked)] == ["Accounts receivable, net"]
     assert [row.label for row in answering_rows(rows, "What was inventory?")] == ["Inventories"]
+
+
+def test_a_row_whose_cells_do_not_line_up_with_the_periods_is_not_stated() -> None:
+    text = "2023 2022\nTotal revenues 194,579 (3) 194,582\nInventories 1,559 1,642\n"
+    rows = table_rows(text, 1)
+    assert answering_rows(rows, "What were total revenues in FY2023?") == []
