@@ -9,7 +9,8 @@ nothing falls back to the unfiltered search and says so. The embedded (and full-
 the Resolution's topic: the question without the words that name its documents. Only when no
 card names a document are chunk-level model values tried. Context.search="hybrid" fuses
 full-text and vector ranks; "auto" (the default) does so for questions about filings only
-(search_for).
+(search_for). A question about filings that names a financial statement ("based on the
+balance sheet") gets that statement's best chunks first (chop.statements, statements_first).
 """
 
 from __future__ import annotations
