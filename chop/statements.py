@@ -3,7 +3,7 @@
 "Based on the balance sheet, what were inventories ...", "using the statement of income and
 the cash flow statement ...": a question that names a statement means the statement's page,
 yet a small embedder ranks the page of figures below the notes and the MD&A text that discuss
-the same line items (FinanceBench dev: 1 of 10 such questions had the statement first).
+the same line items (FinanceBench dev and wide: 1 of 22 such questions had it first).
 chop.retrieval puts the named statements' best chunks first; this module says which
 statements a question names and which chunks are those statements: a chunk under a heading
 that is the statement's title ("Consolidated Balance Sheets", "MGM RESORTS INTERNATIONAL AND
