@@ -30,12 +30,24 @@ class Statement:
         return rf"(^|\s)consolidated\s+({self.title})(?!\s+(data|information))"
 
     def opening_pattern(self) -> str:
-        """A line of a chunk's opening that starts with the title."""
-        return rf"(^|\n)\s*(condensed\s+)?consolidated\s+({self.title})"
+        """A line of a chunk's opening that starts with the title and does not end in a page
+        number or an amount (a year may end it): "Consolidated Balance Sheets 72" is a line of
+        the index of statements, "Consolidated statements of income: cost of sales $ 25" a
+        table's row."""
+        return (
+            rf"(^|\n)\s*(condensed\s+)?consolidated\s+({self.title})"
+            r"(?![^\n]*\s[$(]?[0-9]{1,3}(,[0-9]{3})*(\.[0-9]+)?\)?\s*(\n|$))"
+        )
 
     def titled(self) -> tuple[str, str]:
-        """The statement's chunks, as a SearchFilter's ``titled``."""
-        return self.heading_pattern(), self.opening_pattern()
+        """The statement's chunks, as a SearchFilter's ``titled``. PDF text often separates
+        words with no-break spaces, which PostgreSQL's whitespace class does not match, so a
+        gap in a title is either."""
+        return _any_gap(self.heading_pattern()), _any_gap(self.opening_pattern())
+
+
+def _any_gap(pattern: str) -> str:
+    return pattern.replace(r"\s", r"[\s\u00a0]")
 
 
 STATEMENTS = (

@@ -89,13 +89,17 @@ def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
         chunk(3, "Amounts recognized in the consolidated balance sheets consist of:", [item8]),
         chunk(4, "Selected data", ["Item 6", "Selected Consolidated Balance Sheet Data"]),
         chunk(5, "Revenue $ 11,303", [item8, "Consolidated Statements of Operations"]),
+        chunk(6, "Index\n\nConsolidated\u00a0Balance\u00a0Sheets Acme and Subsidiaries", [item8]),
+        chunk(7, "Index to Financial Statements\nConsolidated Balance Sheets 72\n", [item8]),
+        chunk(8, "Consolidated balance sheets: Other assets $ 1,025\n", [item8]),
+        chunk(9, "Consolidated Balance Sheets as of December 31, 2020\nAssets", [item8]),
     ]
     store.replace_document(
         collection,
-        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=6),
+        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=10),
         rows,
     )
     (balance_sheet,) = named_statements("based on the balance sheet")
     where = SearchFilter(doc_ids=("10-K",), titled=balance_sheet.titled())
-    found = store.search(collection, np.ones(DIM) / 2, 6, where=where)
-    assert sorted(h.chunk_index for h in found) == [0, 1]
+    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
+    assert sorted(h.chunk_index for h in found) == [0, 1, 6, 9], "not an index line, not a row"
