@@ -136,16 +136,22 @@ def table_rows(text: str, source: int, pages: Sequence[int] = ()) -> list[Row]:
     return rows if len(rows) >= MIN_TABLE_ROWS else []
 
 
+def distinct(rows: Iterable[Row]) -> list[Row]:
+    """The rows in order, each line once: the same line read from two overlapping sources is
+    kept as the first (better-ranked) source printed it."""
+    first: dict[tuple[str, tuple[float | None, ...]], Row] = {}
+    for row in rows:
+        first.setdefault((row.label.lower(), tuple(row.values)), row)
+    return list(first.values())
+
+
 def relevant_rows(rows: Iterable[Row], question: str, limit: int = MAX_ROWS) -> list[Row]:
     """The rows whose labels share the most words with the question, in their table order, so
     a statement's neighbouring lines stay together; duplicates (the same line read from two
     overlapping sources) once."""
     asked = set(_WORD.findall(question.lower()))
-    unique: dict[tuple[str, tuple[float | None, ...]], tuple[int, Row]] = {}
-    for order, row in enumerate(rows):
-        unique.setdefault((row.label.lower(), tuple(row.values)), (order, row))
     ranked = sorted(
-        unique.values(),
+        enumerate(distinct(rows)),
         key=lambda item: (-len(asked & set(_WORD.findall(item[1].label.lower()))), item[0]),
     )
     return [row for _, row in sorted(ranked[:limit], key=lambda item: item[0])]
@@ -202,8 +208,7 @@ def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS)
     wanted = set(asked) - _GENERIC_STEMS
     # a row whose cells do not line up with its header's periods is not stated: which figure
     # is which year would be a guess
-    dated = [row for row in rows if all(row.periods)]
-    unique = list({(r.label.lower(), tuple(r.values)): r for r in dated}.values())
+    unique = distinct(row for row in rows if all(row.periods))
     labels = [{_singular(w) for w in _WORD.findall(row.label.lower())} for row in unique]
 
     def beside_are_in(label: set[str]) -> bool:
@@ -238,11 +243,11 @@ def stated(row: Row, question: str) -> str:
     ("Accounts payable: 303,493 thousand (2018) = 303.49 million")."""
     asked = _ASKED_UNIT.search(question)
     into = asked.group(1).lower() if asked else ""
-    convert = bool(into and row.unit and into != row.unit and not row.percent)
-    convert = convert and not _UNITLESS.search(row.label)
+    unit = _unit_word(row)  # "" for a percentage, a count or a ratio
+    convert = bool(into and unit) and into != row.unit
     cells = []
     for period, value in zip(row.periods, row.values, strict=True):
-        cell = f"{_written(value, row.percent)}{_unit_word(row)}"
+        cell = f"{_written(value, row.percent)}{unit}"
         if period:
             cell += f" ({period})"
         if convert and value is not None:

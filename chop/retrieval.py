@@ -69,8 +69,11 @@ def search_for(ctx: Context, cards: Sequence[DocumentCard]) -> SearchMode:
     sections' words (`bench/results/options`, `bench/results/fin`)."""
     if ctx.search != "auto":
         return ctx.search
-    filings = bool(cards) and all(card.is_filing for card in cards)
-    return "hybrid" if filings else "vector"
+    return "hybrid" if all_filings(cards) else "vector"
+
+
+def all_filings(cards: Sequence[DocumentCard]) -> bool:
+    return bool(cards) and all(card.is_filing for card in cards)
 
 
 def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list[Hit]:
@@ -129,8 +132,8 @@ def retrieve_for_question(
     cards = identity_cards(records.values())
     resolution = resolve(question, cards)
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
-    meant = set(resolution.in_view)
-    search = search_for(ctx, [c for c in cards if c.doc_id in meant] if meant else cards)
+    meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
+    search = search_for(ctx, meant or cards)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
         matched = resolve_by_chunk_values(question, resolution, [], [])
@@ -183,8 +186,7 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    filings = bool(meant) and all(card.is_filing for card in cards if card.doc_id in meant)
-    statements = named_statements(question) if doc_ids and filings else []
+    statements = named_statements(question) if doc_ids and all_filings(meant) else []
     if statements:
         found = [
             store.search(

@@ -70,8 +70,15 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             "so they are not used to answer."
         )
 
+    sections: dict[int, list[Source]] = {}  # by chunk id: passages and table rows read once
+
     def read_section(source: Source) -> list[Source]:
         """The chunks next to ``source`` under the same heading path, in order."""
+        if source["chunk_id"] not in sections:
+            sections[source["chunk_id"]] = section_around(source)
+        return sections[source["chunk_id"]]
+
+    def section_around(source: Source) -> list[Source]:
         index = source["chunk_index"]
         path = heading_path(source)
         if not path:
