@@ -265,6 +265,52 @@ class Context:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
+# What a caller of the LangGraph server may choose per run: the collection, and how chunks are
+# made and found. Every other setting names an endpoint, a key, a file, a host or a resource
+# limit, and only the deployment sets it (its environment): a run that could set
+# ``openai_base_url`` would have the server send its OPENAI_API_KEY to the caller's host, and
+# one that could set ``data_dir`` would start a database wherever it liked.
+CALLER_SETTINGS = frozenset(
+    {
+        "collection",
+        "chunk_tokens",
+        "chunk_overlap",
+        "chunking",
+        "section_weight",
+        "continuity_mode",
+        "gate_low",
+        "gate_high",
+        "joint_extraction",
+        "use_cache",
+        "k",
+        "ef_search",
+        "search",
+        "answer",
+        "query_cnm",
+    }
+)
+
+
+class DeploymentSetting(ValueError):
+    """A server run's context set a setting that only the deployment may set."""
+
+
+def deployment_settings() -> frozenset[str]:
+    """The settings only the deployment's environment sets (endpoints, keys, files, limits)."""
+    return frozenset(spec.name for spec in fields(Context)) - CALLER_SETTINGS
+
+
+def refuse_deployment_settings(names: Iterable[str]) -> None:
+    """Raise DeploymentSetting naming every setting in ``names`` that a run may not choose."""
+    refused = sorted(set(names) & deployment_settings())
+    if refused:
+        raise DeploymentSetting(
+            f"setting(s) {', '.join(refused)} cannot be chosen by a run: only the deployment "
+            "sets them (the server's CHOP_* environment); a run may set "
+            f"{', '.join(sorted(CALLER_SETTINGS))}"
+        )
+
+
 def refuse_unknown_settings(names: Iterable[str]) -> None:
     """Raise ValueError naming every name that is not a setting (a misspelt context key)."""
     unknown = sorted(set(names) - {spec.name for spec in fields(Context)})

@@ -1,10 +1,18 @@
 """The graphs ``langgraph.json`` serves, as factories that see a run's context first.
 
-The LangGraph server drops context keys its schema does not know before a graph sees them, so
-a misspelt setting (``{"colection": "manuals"}``) would quietly run against the default
-collection. A factory is called with the run's context as the caller sent it: an unknown key
-fails the run with one message naming it. Input keys are checked by the graphs themselves
-(graphs/checked.py).
+A server run's ``context`` comes from whoever may call the server. The factory is called with
+it as the caller sent it (merged with the assistant's), before the server drops the keys its
+schema does not know, and fails the run with one message when it names
+
+- a key that is not a setting (``{"colection": "manuals"}`` would otherwise quietly run
+  against the default collection), or
+- a setting only the deployment sets (``openai_base_url``, ``data_dir``, ``database_url``,
+  models, keys, limits: chop.config.CALLER_SETTINGS lists what a run may choose), so no
+  caller can point the model endpoint at itself and receive the server's key, or make the
+  server start a database in a folder of its choosing.
+
+The served graphs check the same again on every server run (graphs/checked.py). Input keys are
+checked by the graphs themselves.
 """
 
 from __future__ import annotations
@@ -14,24 +22,31 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk.runtime import ServerRuntime
 
-from chop.config import refuse_unknown_settings
 from graphs.answer import graph as answer_graph
+from graphs.checked import refuse_server_context
+from graphs.ingest import decide_cnm as decide_cnm_graph
 from graphs.ingest import graph as ingest_graph
 
 
 def _checked_context(runtime: ServerRuntime) -> None:
     context = getattr(runtime, "context", None)  # only a run's runtime carries one
     if isinstance(context, dict):
-        refuse_unknown_settings(context)
+        refuse_server_context(context)
 
 
 def ingest(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The ingest graph, for a run whose context keys are all settings."""
+    """The ingest graph, for a run whose context sets only what a caller may choose."""
     _checked_context(runtime)
     return ingest_graph
 
 
+def decide_cnm(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """One chunk's TRUE/FALSE decision (Studio draws its conditional edge), checked likewise."""
+    _checked_context(runtime)
+    return decide_cnm_graph
+
+
 def answer(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The answer graph, for a run whose context keys are all settings."""
+    """The answer graph, for a run whose context sets only what a caller may choose."""
     _checked_context(runtime)
     return answer_graph

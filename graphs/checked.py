@@ -6,16 +6,23 @@ the context keys the context schema knows (``{"colection": "manuals"}`` searches
 collection). A :class:`CheckedGraph` refuses both with one error that names the keys, from
 ``graph.invoke``, ``graph.stream`` and the server's ``astream`` alike; the server's context is
 checked by the factories in deploy/graphs.py, which see it before the server filters it.
+
+A run the LangGraph server started also may not set the settings only the deployment sets
+(endpoints, keys, the data folder, the database URL: chop.config.CALLER_SETTINGS lists what it
+may). The factories refuse them first; the graph refuses them again on any server run, so a
+graph served without a factory is no way around it. Python callers are the deployment and may
+set everything.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from chop.config import refuse_unknown_settings
+from chop.config import refuse_deployment_settings, refuse_unknown_settings
 from chop.documents import InvalidInput
 
 
@@ -24,10 +31,12 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     def stream(self, input: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         refuse_unknown_keys(self, input, kwargs.get("context"))
+        refuse_server_run_settings(run_config(args, kwargs), kwargs.get("context"))
         return super().stream(input, *args, **kwargs)
 
     def astream(self, input: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         refuse_unknown_keys(self, input, kwargs.get("context"))
+        refuse_server_run_settings(run_config(args, kwargs), kwargs.get("context"))
         return super().astream(input, *args, **kwargs)
 
 
@@ -51,3 +60,26 @@ def refuse_unknown_keys(
             )
     if isinstance(context, dict):
         refuse_unknown_settings(context)
+
+
+def refuse_server_context(context: dict[str, Any]) -> None:
+    """What a server run's context may not hold: unknown keys, then deployment settings."""
+    refuse_unknown_settings(context)
+    refuse_deployment_settings(context)
+
+
+def run_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> RunnableConfig | None:
+    """The ``config`` of a ``stream(input, config, ...)`` call, positional or by name."""
+    config = kwargs.get("config", args[0] if args else None)
+    return cast(RunnableConfig, config) if isinstance(config, dict) else None
+
+
+def is_server_run(config: RunnableConfig | None) -> bool:
+    """Whether the LangGraph server started this run (it stamps every run with a request id)."""
+    return bool(config and "langgraph_request_id" in (config.get("configurable") or {}))
+
+
+def refuse_server_run_settings(config: RunnableConfig | None, context: Any) -> None:
+    """On a server run, refuse a context that sets what only the deployment sets."""
+    if is_server_run(config) and isinstance(context, dict):
+        refuse_server_context(context)

@@ -137,4 +137,5 @@ def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 
 graph = checked(build_ingest_graph())  # a misspelt input or context key is an error
-decide_cnm = build_decision_graph()  # served on its own too: Studio draws its TRUE/FALSE edge
+# Served on its own too (deploy/graphs.py): Studio draws its TRUE/FALSE edge.
+decide_cnm = checked(build_decision_graph())

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -178,6 +179,36 @@ def langgraph_dev(
         raise
     finally:
         stop(process)
+
+
+@contextlib.contextmanager
+def request_listener() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP listener on 127.0.0.1 that records every request line it gets (a caller's
+    host, waiting for the server's key); yields its base URL and the list of requests."""
+    import http.server
+    import threading
+
+    seen: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(f"POST {self.path} {self.headers.get('Authorization', '')}")
+            self.send_response(500)
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def checkpoint_count(ctx: Context, thread_id: str) -> int:
@@ -349,10 +380,65 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
                 "collection 'no_such_collection' does not exist",
             ),
         ]
-        for graph_id, run_input, context, message in refused:
-            with pytest.raises(Exception, match=re.escape(message)):
-                client.runs.wait(None, graph_id, input=run_input, context=context)  # type: ignore[arg-type]
+        # Settings only the deployment sets: a caller cannot send the server's key to its own
+        # host nor make the server start a database in a folder of its choosing (issue 36).
+        elsewhere_data = tmp_path / "callers-data"
+        with request_listener() as (listener_url, requests_seen):
+            refused += [
+                ("answer", question, {"openai_base_url": listener_url}, "openai_base_url cannot"),
+                ("answer", question, {"chat_provider": "openai", "embedding_base_url":
+                                      listener_url}, "chat_provider, embedding_base_url cannot"),
+                ("ingest", {"paths": [str(tmp_path)]}, {"data_dir": str(elsewhere_data)},
+                 "data_dir cannot be chosen by a run"),
+                ("answer", question, {"database_url": "postgresql://x@127.0.0.1:9/x"},
+                 "database_url cannot be chosen by a run"),
+            ]  # fmt: skip
+            for graph_id, run_input, context, message in refused:
+                with pytest.raises(Exception, match=re.escape(message)):
+                    client.runs.wait(None, graph_id, input=run_input, context=context)  # type: ignore[arg-type]
+            assistant = client.assistants.create(
+                "answer", context={"openai_base_url": listener_url}
+            )
+            with pytest.raises(Exception, match="openai_base_url cannot be chosen by a run"):
+                client.runs.wait(None, assistant["assistant_id"], input=question)
+        assert requests_seen == [], "the caller's host was called"
+        assert not elsewhere_data.exists(), "the server made the caller's data folder"
     deadline = time.monotonic() + 15
     while postmaster.exists() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not postmaster.exists(), "the embedded PostgreSQL outlived the server"
+
+
+def test_with_api_keys_the_server_refuses_callers_without_one_and_keeps_threads_apart(
+    tmp_path: Path,
+) -> None:
+    """The deploy recipe's auth (deploy/auth.py, CHOP_API_KEYS): no key or a wrong key is a
+    401 on every route; a caller with a key sees only its own threads."""
+    if reason := missing_server_packages():
+        pytest.skip(reason)
+    from langgraph_sdk import get_sync_client
+
+    server_dir = tmp_path / "server"
+    server_dir.mkdir()
+    settings = {
+        "CHOP_API_KEYS": "key-of-ann,key-of-bob",
+        "CHOP_CHAT_PROVIDER": "openai",
+        "CHOP_OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    with langgraph_dev(server_dir, tmp_path / "data", settings) as url:
+        for headers in ({}, {"x-api-key": "key-of-eve"}, {"Authorization": "Bearer nope"}):
+            request = urllib.request.Request(
+                f"{url}/assistants/search", data=b"{}", method="POST",
+                headers={"Content-Type": "application/json", **headers},
+            )  # fmt: skip
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401, headers
+        ann = get_sync_client(url=url, api_key="key-of-ann", timeout=RUN_S)
+        bob = get_sync_client(url=url, headers={"Authorization": "Bearer key-of-bob"})
+        assert {a["graph_id"] for a in ann.assistants.search()} >= {"ingest", "answer"}
+        thread = ann.threads.create()
+        assert [t["thread_id"] for t in ann.threads.search()] == [thread["thread_id"]]
+        assert bob.threads.search() == []
+        with pytest.raises(Exception, match="not found"):
+            bob.threads.get(thread["thread_id"])
