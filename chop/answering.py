@@ -22,6 +22,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel
 
+from chop.grounding import without_instructions
 from chop.state import Source
 
 PASSAGE_CHARS = 1500  # one section, as the model reads it (about 375 tokens)
@@ -194,7 +195,9 @@ def build_passages(sources: Sequence[Source], read_section: SectionReader) -> li
             continue
         section = read_section(source) or [source]
         seen.update(chunk["chunk_id"] for chunk in section)
+        # a sentence addressed to a labeller or an AI is the document's, not an answer
         text = around(section, source["chunk_id"], min(PASSAGE_CHARS, budget))
+        text = without_instructions(text)
         if not text.strip():
             continue
         headings = heading_path(source)

@@ -18,6 +18,12 @@ when it
   (model, category, nouns, title, the product, this document, ...).
 Ordinary imperatives of a manual ("Set the timer to two hours", "you will hear the program
 title") are not: their verbs are not about labels, or they name no label.
+
+The same holds in the other languages manuals are written in (German, French, Spanish, Italian,
+Portuguese, Dutch: a note *to* the KI / l'IA / el asistente that names a Modell / modèle /
+modelo), and for text that is labelling metadata rather than prose: a JSON object with label
+keys (``{"model": "Coolwave 999Z"}``), or a cell, heading or line that calls its label value
+authoritative (``| Product | Coolwave 999Z (authoritative) |``, ``## Model: X (official)``).
 """
 
 from __future__ import annotations
@@ -34,12 +40,14 @@ _OVERRIDE = re.compile(
     re.IGNORECASE,
 )
 _MACHINE = (  # words for a machine reader; "AI" and "assistant" only where they address one
-    r"(?:labell?(?:er|ing (?:model|system|tool|pipeline))|classifier|tagger|annotator|LLM|GPT|"
+    r"(?:labell?(?:er|ing (?:model|system|tool|pipeline|assistant|bot|agent))|classifier|"
+    r"tagger|annotator|LLM|GPT|"
     r"chat\s?bot|(?:large )?language model|(?:AI|ML) (?:model|system|assistant|reader)|"
     r"AI|assistant)s?"
 )
 _MACHINE_READER = re.compile(
-    r"(?i:\b(?:labell?(?:ers?|ing (?:model|system|tool|pipeline))|classifiers?|taggers?|"
+    r"(?i:\b(?:labell?(?:ers?|ing (?:model|system|tool|pipeline|assistant|bot|agent)s?)|"
+    r"classifiers?|taggers?|"
     r"annotators?|chat\s?bots?|(?:large )?language models?|system (?:notes?|prompts?|"
     r"instructions?|override))\b)"
     r"|\bLLMs?\b|\bGPT\b|\bAI (?:model|system|assistant|reader|labell?er)s?\b"
@@ -48,6 +56,46 @@ _MACHINE_READER = re.compile(
     r"|(?i:\b(?:notes?|instructions?|message) (?:to|for) (?:the |any |an? )?)" + _MACHINE,
     re.MULTILINE,
 )
+# A note addressed to a machine reader in another language: "Hinweis für die KI", "à l'IA",
+# "para el asistente", "Sprachmodell". The bare word (a "KI-Energiemodus", "l'assistant Google")
+# does not count: only where it is addressed.
+_FOREIGN_READER = re.compile(
+    r"(?i:\b(?:an|für|fur|liebe[rs]?|hallo|hinweis für|nachricht an|notiz für)\s+(?:die|den|das)?"
+    r"\s*(?:KI|KI-\w+|Assistent(?:en|in)?|Sprachmodell|Etikettierer|Klassifikator)\b"
+    r"|\b(?:à|pour|chère?|cher|note pour|message pour|attention)\s+(?:l['’]|le |la )?"
+    r"(?:IA|assistant(?:e)?(?: IA)?|modèle de langage|étiqueteur|classificateur)\b"
+    r"|\b(?:para|a|querid[oa]|nota para|mensaje para|atención)\s+(?:el |la |al )?"
+    r"(?:IA|asistente(?: de IA)?|modelo de lenguaje|etiquetador|clasificador)\b"
+    r"|\b(?:per|all['’]|caro|cara|nota per|messaggio per)\s*(?:l['’]|il |la )?"
+    r"(?:IA|assistente(?: IA)?|modello linguistico|etichettatore|classificatore)\b"
+    r"|\b(?:para|caro|cara|nota para|mensagem para)\s+(?:o |a )?"
+    r"(?:IA|assistente(?: de IA)?|modelo de linguagem|rotulador|classificador)\b"
+    r"|\b(?:voor|aan|beste)\s+(?:de\s+)?(?:AI|KI|assistent|taalmodel|labeler)\b"
+    r"|\b(?:Sprachmodell|KI-Assistent\w*|modèle de langage|modelo de lenguaje|"
+    r"modello linguistico|modelo de linguagem|taalmodel)\b)"
+)
+# What a label is called in those languages: "Modell", "modèle", "pertenece a la serie".
+_FOREIGN_LABEL_FIELD = re.compile(
+    r"(?i:\b(?:modell|kategorie|produkt|serie|baureihe|titel|handbuch gehört|gehört zu(?:r|m)?|"
+    r"modèle|catégorie|produit|série|appartient|concerne|"
+    r"modelo|categoría|categoria|producto|produto|pertenece|pertence|"
+    r"modello|prodotto|appartiene|"
+    r"model|categorie|hoort bij)\b)"
+)
+# A label value that claims to outrank the rest: "(authoritative)", "maßgeblich", "fait foi".
+_PRECEDENCE = re.compile(
+    r"(?i:\b(?:authoritative|supersedes?|"
+    r"takes precedence|maßgeblich|massgeblich|verbindlich|fait foi|faisant autorité|"
+    r"prevalece|autoritativ[oa]|vinculante|prevale|gezaghebbend)\b)"
+)
+_NAME_FIELD = re.compile(r"(?i:\b(?:product|series|brand|name|device)\b)")
+# Labelling metadata written into the text: a JSON object whose keys are label fields.
+_LABEL_JSON = re.compile(
+    r"[{,]\s*[\"'](?:model|category|categories|nouns?|label|labels|product|entity|company|"
+    r"title|fiscal_year|period|cnm)[\"']\s*:",
+    re.IGNORECASE,
+)
+
 _COMMAND = re.compile(
     r"^\W*(?:(?:please|kindly|now|important|note|nb|attention|warning|system|admin|instruction)"
     r"\W+)*(?:label|classify|categori[sz]e|tag|treat|respond|reply|output|answer|ignore|"
@@ -115,8 +163,16 @@ MIN_COMMAND_WORDS = 3  # "Label" alone is a column header, not an order
 
 def is_instruction(sentence: str) -> bool:
     """Whether ``sentence`` speaks to the labeller instead of describing the product."""
-    if _OVERRIDE.search(sentence) or _SET_FIELD.search(sentence):
+    if _OVERRIDE.search(sentence) or _SET_FIELD.search(sentence) or _LABEL_JSON.search(sentence):
         return True
+    if _PRECEDENCE.search(sentence) and (
+        _LABEL_FIELD.search(sentence)
+        or _FOREIGN_LABEL_FIELD.search(sentence)
+        or _NAME_FIELD.search(sentence)
+    ):
+        return True
+    if _FOREIGN_READER.search(sentence):
+        return bool(_FOREIGN_LABEL_FIELD.search(sentence) or _LABEL_FIELD.search(sentence))
     command = _COMMAND.search(sentence)
     commands = bool(command)
     # the field must be named apart from the command: "classify net sales as ..." names none
@@ -171,10 +227,13 @@ def _stems(text: str) -> set[str]:
 
 
 def is_supported_label(value: str | None, described: str, instructed: str) -> bool:
-    """Whether a category or noun may be kept: at least half of its words are written (as
-    words of the same stem) in the ``described`` text, or none of them comes from the
-    ``instructed`` sentences (an abstraction the model made, not one it was told)."""
+    """Whether a category may be kept: at least half of its words are written (as words of
+    the same stem) in the ``described`` text, or none of them comes from the ``instructed``
+    sentences (an abstraction the model made, "air conditioner", not one it was told); either
+    way a code it carries ("999Z") must be written in the text."""
     if not value:
+        return False
+    if not set(_codes(value)) <= set(_codes(described)):
         return False
     words = _stems(value)
     if not words:
@@ -183,3 +242,19 @@ def is_supported_label(value: str | None, described: str, instructed: str) -> bo
     if 2 * len(words & described_words) > len(words):
         return True
     return not (words & _stems(instructed))
+
+
+def is_written_label(value: str | None, described: str, instructed: str) -> bool:
+    """Whether a noun may be kept: a topic of the text, so some of its words are written in
+    it ("filter care" for a chunk on cleaning the filter) and none comes from the
+    ``instructed`` sentences unless most are written; a noun none of whose words the text
+    writes ("admin override", "999Z") is the model's invention or what it was told."""
+    if not value or not is_supported_label(value, described, instructed):
+        return False
+    words = _stems(value)
+    return not words or bool(words & _stems(described))
+
+
+def _codes(text: str) -> list[str]:
+    """Model-like codes: tokens with a digit and a letter ("999z", "s10")."""
+    return [t for t in tokens(text) if any(c.isdigit() for c in t) and any(c.isalpha() for c in t)]

@@ -35,7 +35,7 @@ from chop.cnm import (
 from chop.grounding import (
     instructions,
     is_grounded,
-    is_supported_label,
+    is_written_label,
     tokens,
     without_instructions,
 )
@@ -52,6 +52,7 @@ from chop.types import Chunk
 
 ProfileSource = Literal["llm", "title", "identity", "user", "fallback"]
 TOLD = "only in an instruction to the labeller"
+UNWRITTEN = "none of its words is written in the text"
 MAX_INSTRUCTIONS = 100  # kept with the profile: every chunk's check reads them
 OPENING_CHARS = 1500  # what the LLM reads
 COVER_CHARS = 6000  # what the identity rules read: a filing's cover page and a bit more
@@ -123,6 +124,113 @@ def model_from_file_name(source: str) -> str | None:
     return model_from_title(re.sub(r"[_\-.]+", " ", Path(source).stem))
 
 
+def titled_by_file_name(document: Mapping[str, Any]) -> bool:
+    """Whether the title is only the file name (a text file, a markdown file without a heading)."""
+    stem = re.sub(r"[_\-.\s]+", " ", Path(document["source"]).stem).strip().lower()
+    return re.sub(r"[_\-.\s]+", " ", document["title"]).strip().lower() == stem
+
+
+# ------------------------------------------------------------------ model evidence
+# A document's product model is what the document itself keeps naming: its title, its file
+# name, its running headers, line after line of its text. One sentence, table cell, heading or
+# JSON blob that names another product ("| Product | Coolwave 999Z (authoritative) |", planted
+# in a Coolwave 410X manual) is not evidence against all that, in any language.
+
+_code = re.compile(r"(?<![\w+-])(?=[\w+-]*\d)(?=[\w+-]*[A-Za-z])[A-Za-z0-9][\w+-]*\+*")
+_year_or_unit = re.compile(
+    r"(?i)^(?:(?:19|20)\d\d(?:s)?|fy\d+|q[1-4]|h[12]|\d{1,2}x|\d+(?:st|nd|rd|th|s|k|p|v|w|a|mm|cm|m|"
+    r"kg|g|mb|gb|tb|hz|khz|mhz|ghz|mah|db|min|h|sec|ms|fps|mp|bit|in|ft|lbs?|oz))$"
+)
+_written_name = re.compile(r"\b([A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)\s+$")
+MIN_MODEL_LINES = 2  # a name on one line is one sentence, cell, heading or blob
+
+
+def model_codes(text: str) -> list[str]:
+    """The model-like codes a text writes ("410X", "S10", "QN90A"), lowercased, in order."""
+    return [c.lower() for c in _code.findall(text) if not _year_or_unit.match(c)]
+
+
+def code_lines(described: str) -> dict[str, int]:
+    """How many lines (or sentences) of the text name each model code."""
+    counts: dict[str, int] = {}
+    for line in re.split(r"[\n.!?]+", described):
+        for code in set(model_codes(line)):
+            counts[code] = counts.get(code, 0) + 1
+    return counts
+
+
+def written_form(code: str, described: str) -> str | None:
+    """How the text most often writes ``code`` with the name before it ("Coolwave 410X")."""
+    forms: dict[str, int] = {}
+    for m in re.finditer(rf"(?<![\w+-]){re.escape(code)}(?![\w+-])", described, re.IGNORECASE):
+        before = _written_name.search(described[max(0, m.start() - 40) : m.start()])
+        if before:
+            form = f"{before.group(1)} {m.group()}"
+            forms[form] = forms.get(form, 0) + 1
+    return max(forms, key=lambda f: (forms[f], -len(f))) if forms else None
+
+
+def weighed_model(proposed: str | None, described: str) -> tuple[str | None, Rejection | None]:
+    """The model the document's own text supports, given the one the LLM ``proposed``.
+
+    The proposal stands when its code is named on MIN_MODEL_LINES lines or more and no sibling
+    (a code the text writes after the same name: "Coolwave 410X" for "Coolwave 999Z") is
+    named more than twice as often; otherwise it is rejected, and the code the text names most
+    (on MIN_MODEL_LINES lines or more, more than any other) is the model, as the text writes it.
+    A proposal without a code ("Air conditioner") is left to the other checks; none (the one
+    proposed was refused already) takes the text's."""
+    counts = code_lines(described)
+    codes = model_codes(proposed or "")
+    if proposed and not codes:
+        return proposed, None
+    support = max((counts.get(c, 0) for c in codes), default=0)
+    brand = proposed.split()[0].lower() if proposed and len(proposed.split()) > 1 else None
+    siblings = {
+        code: n
+        for code, n in counts.items()
+        if code not in codes
+        and brand is not None
+        and (form := written_form(code, described))
+        and form.split()[0].lower() == brand
+    }
+    rival = max(siblings, key=lambda c: siblings[c], default=None)
+    if (
+        proposed
+        and support >= MIN_MODEL_LINES
+        and (rival is None or siblings[rival] <= 2 * support)
+    ):
+        return proposed, None
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    best = None
+    if (
+        ranked
+        and ranked[0][1] >= MIN_MODEL_LINES
+        and (len(ranked) == 1 or ranked[1][1] < ranked[0][1])
+    ):
+        best = written_form(ranked[0][0], described)
+    if rival is not None and siblings[rival] >= MIN_MODEL_LINES:
+        best = written_form(rival, described) or best
+    rejection = None
+    if proposed:
+        named = f"named on {support} line(s)"
+        if best:
+            named += f"; the document names {best} on {counts[model_codes(best)[-1]]}"
+        rejection = Rejection(field="model", value=proposed, reason=named)
+    return best, rejection
+
+
+def named_by_file(document: Mapping[str, Any], described: str) -> str | None:
+    """The model a file-name title gives, as the text writes it: "good-225b.txt" whose text
+    says "Coolwave 225B" is the Coolwave 225B, not the "good 225b"."""
+    name = model_from_file_name(document["source"])
+    if not name:
+        return None
+    codes = model_codes(name)
+    if not codes:
+        return name
+    return written_form(codes[-1], described) or codes[-1].upper()
+
+
 def same_product(name: str, other: str) -> bool:
     """Whether two names are one product, one written more fully ("Coolwave" and "Coolwave
     410X"), as opposed to a sibling ("Coolwave 999Z")."""
@@ -164,11 +272,18 @@ def document_profile(
     title = document["title"]
     opening = document["text"][:OPENING_CHARS]
     described, instructed = without_instructions(opening), " ".join(instructions(opening))
+    told = instructions(document["text"])
     rejected: list[Rejection] = []
     user_model = clean_field((document["metadata"].get("identity") or {}).get("model"))
     rules_card = identity_card(document, user_model, "user")
     filing = rules_card.get("kind") not in (None, "user manual") and not user_model
-    title_model = None if filing else model_from_title(title)
+    whole = "" if filing or user_model else without_instructions(document["text"], told)
+    if filing:
+        title_model = None
+    elif titled_by_file_name(document):
+        title_model = named_by_file(document, whole) if not user_model else None
+    else:
+        title_model = model_from_title(title)
     document_name = user_model or title_model or model_from_file_name(document["source"])
     model_from_llm, rejection = checked_model(
         clean_field(reply.model) if reply is not None and not filing else None,
@@ -179,6 +294,11 @@ def document_profile(
     )
     if rejection is not None:
         rejected.append(rejection)
+    proposed = reply is not None and not filing and clean_field(reply.model)
+    if not (filing or user_model or title_model) and proposed:
+        model_from_llm, rejection = weighed_model(model_from_llm, whole)
+        if rejection is not None:
+            rejected.append(rejection)
     model: str | None
     source: ProfileSource
     if user_model:
@@ -197,20 +317,23 @@ def document_profile(
     category = clean_category(reply.category) if reply is not None else None
     if category and names_product(category, model, card.get("entity")):
         category = None  # "Galaxy S10" is the model, not a product category
-    if category and not is_supported_label(category, f"{title} {described}", instructed):
-        rejected.append(Rejection(field="category", value=category, reason=TOLD))
+    # the document's category is what it is about, so the document writes it somewhere
+    if category and not is_written_label(category, f"{title} {whole or described}", instructed):
+        why = TOLD if is_grounded(category, instructed) else UNWRITTEN
+        rejected.append(Rejection(field="category", value=category, reason=why))
         category = None
     profile = DocumentProfile(category=category, model=model, source=source, identity=card)
     if reply is not None:  # a noun like "User Guide" says nothing of the opening's topic
         nouns = [noun for noun in reply.nouns if not names_document_kind(noun)]
         for noun in make_cnm(None, nouns, None)["nouns"]:
-            if is_supported_label(noun, f"{title} {described}", instructed):
+            if is_written_label(noun, f"{title} {described}", instructed):
                 profile.setdefault("opening_nouns", []).append(noun)
             else:
-                rejected.append(Rejection(field="nouns", value=noun, reason=TOLD))
+                why = TOLD if is_grounded(noun, instructed) else UNWRITTEN
+                rejected.append(Rejection(field="nouns", value=noun, reason=why))
     if rejected:
         profile["rejected"] = rejected
-    if told := instructions(document["text"]):
+    if told:
         profile["instructions"] = told[:MAX_INSTRUCTIONS]
     return profile
 
@@ -294,17 +417,20 @@ def checked_cnm(raw: CNM, chunk: Chunk, profile: DocumentProfile) -> tuple[CNM, 
     cnm["model"] = model or profile["model"]
     # The category is stable across a document: the profile's wins when there is one.
     category = cnm["category"]
-    supported = is_supported_label(category, f"{title} {described}", instructed)
+    written = " ".join([title, described, *(chunk["metadata"].get("headings") or [])])
+    supported = is_written_label(category, written, instructed)
     if category and not profile["category"] and not supported:
-        flags.append(f"rejected category {category!r}: {TOLD}")
+        why = TOLD if is_grounded(category, instructed) else UNWRITTEN
+        flags.append(f"rejected category {category!r}: {why}")
         category = None
     cnm["category"] = profile["category"] or category
     kept = []
     for noun in cnm["nouns"]:
-        if is_supported_label(noun, f"{title} {described}", instructed):
+        if is_written_label(noun, written, instructed):
             kept.append(noun)
         else:
-            flags.append(f"rejected noun {noun!r}: {TOLD}")
+            why = TOLD if is_grounded(noun, instructed) else UNWRITTEN
+            flags.append(f"rejected noun {noun!r}: {why}")
     cnm["nouns"] = kept
     checked = drop_product_names(cnm, document_model=profile["model"], title=title)
     return checked, flags

@@ -25,6 +25,9 @@ from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6
 TANK = "Tank drainage. " + "Empty the water tank when the full light shows. " * 6
+# A manual writes what the product is somewhere: a category no word of the document writes is
+# not kept (issue 36).
+CLOSING = "Your air conditioner needs nothing else."
 
 
 def manual(doc_id: str, title: str, *sections: str) -> SourceDocument:
@@ -88,7 +91,8 @@ def test_true_chunks_inherit_and_false_chunks_get_a_new_cnm(
     scripted: ScriptedChatModel,
 ) -> None:
     report = ingest(
-        documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=llm_context(context)
+        documents=[manual("a", "Coolwave 225B", FILTER, TANK, CLOSING)],
+        context=llm_context(context),
     )
     rows = store.chunks(context.collection)
     assert report["chunks_stored"] == len(rows) >= 4
@@ -116,7 +120,7 @@ def test_a_plain_documents_first_chunk_takes_its_nouns_from_the_profile_call(
     scripted: ScriptedChatModel,
 ) -> None:
     gate = context.with_overrides(continuity_mode="gate", chunk_tokens=40, chunk_overlap=0)
-    ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK)], context=gate)
+    ingest(documents=[manual("a", "Coolwave 225B", FILTER, TANK, CLOSING)], context=gate)
     rows = store.chunks(context.collection)
     assert rows[0]["cnm_source"] == "profile" and rows[0]["continuity"] == "first"
     assert rows[0]["nouns"] == ["Filter care"], "the profile call named what the opening explains"
