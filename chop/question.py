@@ -46,6 +46,7 @@ from chop.question_facts import (
     abbreviates,
     name_key,
     name_keys,
+    name_tokens,
     question_keys,
     read_question,
     written_words,
@@ -76,9 +77,39 @@ class Resolution:
         return self.documents + self.secondary
 
 
+def written_before(question_parts: Sequence[str], key: str) -> str | None:
+    """The token the question writes right before the run of its tokens that spells ``key``
+    ("coolwave" before "330c" in "... of the Coolwave 330C?")."""
+    for start in range(len(question_parts)):
+        run = ""
+        for end in range(start, len(question_parts)):
+            run += question_parts[end]
+            if run == key:
+                return question_parts[start - 1] if start else None
+            if not key.startswith(run):
+                break
+    return None
+
+
+def line_words(names: Sequence[str]) -> set[str]:
+    """The brand or product-line words of the collection: the first word of each model name
+    of two words or more ("coolwave", "breeze", "galaxy")."""
+    return {parts[0] for name in names if len(parts := name_tokens(name)) > 1}
+
+
+def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
+    """Whether the question writes another brand or line right before ``key`` than the model
+    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C"."""
+    before = written_before(question_parts, key)
+    return before is not None and before in lines and before not in name_tokens(name)
+
+
 def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str | None]:
-    """(documents, model) of the longest product model the question writes, complete first."""
+    """(documents, model) of the longest product model the question writes, complete first;
+    a model of another brand or line than the one the question writes before it is not named."""
     asked = question_keys(question)
+    parts = name_tokens(question)
+    lines = line_words([c.product_model for c in cards if c.product_model and not c.is_filing])
     best: tuple[bool, int] = (False, 0)
     found: list[str] = []
     model_name: str | None = None
@@ -86,7 +117,7 @@ def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[st
         if not card.product_model or card.is_filing:
             continue
         for key, complete in name_keys(card.product_model).items():
-            if key in asked:
+            if key in asked and not another_line(parts, key, card.product_model, lines):
                 score = (complete, len(key))  # "S10" names the S10, not the S10 Lite
                 if score > best:
                     best, found, model_name = score, [card.doc_id], card.product_model
@@ -341,13 +372,20 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
     # A bare series name ("S10") matches "Galaxy S10" when exactly one stored model ends so.
     if model is None:
         known = {t for m in models for t in tokens(m)}
+        parts, lines = name_tokens(question), line_words(models)
         for token in tokens(question):
-            owners = [m for m in models if tokens(m) and tokens(m)[-1] == token]
+            owners = [
+                m
+                for m in models
+                if tokens(m) and tokens(m)[-1] == token and not another_line(parts, token, m, lines)
+            ]
             if len(owners) == 1 and any(ch.isdigit() for ch in token):
                 model = owners[0]
                 break
         unknown = None
         if model is None:
+            unknown = twin_of_another_line(question, models)
+        if model is None and unknown is None:
             for candidate in _model_like.findall(question):
                 lowered = candidate.lower()
                 if (
@@ -363,6 +401,21 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
     return QuestionCNM(
         model=model, category=best_match(question, categories), unknown_model=unknown
     )
+
+
+def twin_of_another_line(question: str, models: Sequence[str]) -> str | None:
+    """The model the question names as it writes it ("Coolwave 330C") when the collection
+    has that model number only in another brand or line ("Breeze 330C"): another product,
+    which no document covers."""
+    parts, lines = name_tokens(question), line_words(models)
+    for token in parts:
+        if not any(ch.isdigit() for ch in token):
+            continue
+        twins = [m for m in models if tokens(m) and tokens(m)[-1] == token]
+        if twins and all(another_line(parts, token, m, lines) for m in twins):
+            written = re.search(rf"\b([\w&'-]+)\s+({re.escape(token)})\b", question, re.I)
+            return f"{written.group(1)} {written.group(2)}" if written else token.upper()
+    return None
 
 
 def resolve_by_chunk_values(

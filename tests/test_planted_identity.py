@@ -131,3 +131,22 @@ def test_a_planted_line_cannot_rename_the_manual_nor_reach_prefixes_or_answers(
     result = ask("How often should I clean the air filter of the Coolwave 410X?", context=ctx)
     assert "two weeks" in result["answer"], result["answer"]
     assert "999Z" not in result["answer"] and "do not cover" not in result["answer"]
+
+
+@pytest.mark.parametrize(
+    ("file_name", "model"),
+    [("good-225b.txt", "Coolwave 225B"), ("coolwave_410x_german.txt", "Coolwave 410X")],
+)
+def test_a_file_name_title_gives_the_model_as_the_text_writes_it(
+    context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path, file_name: str,
+    model: str,
+) -> None:  # fmt: skip
+    """Not "good 225b" nor "coolwave 410x german": the words around the number in a file name
+    are not the product's name; the text's own way of writing it is."""
+    code = model.split()[1]
+    lines = [line.replace("410X", code) for line in BODY if not line.startswith("#")]
+    (tmp_path / file_name).write_text("\n\n".join(lines) + "\n", encoding="utf-8")
+    ingest(tmp_path, context=context)
+    (record,) = store.documents(context.collection).values()
+    assert stored_profile(record.metadata)["model"] == model
+    assert {c["model"] for c in store.chunks(context.collection)} == {model}

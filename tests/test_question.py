@@ -295,3 +295,40 @@ def test_a_first_word_opening_the_question_names_a_company_only_as_a_possessive(
     collection = cards(old=ten_k("Acme Systems Incorporated", 2015), new=ten_k("Zenith PLC", 2022))
     assert resolve("Acme's FY2015 cash ratio?", collection).documents == ("old",)
     assert resolve("Acme FY2015 cash ratio?", collection).company is None
+
+
+# ------------------------------------------------------------------ brands and product lines
+
+TWINS = [
+    DocumentCard(name, product_model=name, kind="user manual")
+    for name in ["Coolwave 225B", "Coolwave 410X", "Breeze 330C", "Breeze 225B"]
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "documents"),
+    [
+        ("How often do I clean the filter of the Breeze 330C?", ("Breeze 330C",)),
+        ("How often do I clean the filter of the breeze-330c?", ("Breeze 330C",)),
+        ("How often do I clean the filter of the Coolwave 225B?", ("Coolwave 225B",)),
+        ("How often do I clean the filter of the 330C?", ("Breeze 330C",)),  # no line written
+    ],
+)
+def test_a_model_is_named_with_its_own_brand_or_without_one(
+    question: str, documents: tuple[str, ...]
+) -> None:
+    assert resolve(question, TWINS).documents == documents
+
+
+def test_a_model_number_of_another_brand_is_another_product() -> None:
+    """The collection has the 330C only as a Breeze: a question about the Coolwave 330C does
+    not boost the Breeze manual, and says which product no document covers."""
+    from chop.question import match_question
+
+    resolution = resolve("How often do I clean the filter of the Coolwave 330C?", TWINS)
+    assert resolution.documents == () and resolution.product_model is None
+    models = [c.product_model for c in TWINS if c.product_model]
+    matched = match_question("How often do I clean the filter of the Coolwave 330C?", models, [])
+    assert matched.model is None and matched.unknown_model == "Coolwave 330C"
+    # the same number in the line the question writes is matched as before
+    assert match_question("Is the Breeze 330C quiet?", models, []).model == "Breeze 330C"
