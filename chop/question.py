@@ -44,6 +44,8 @@ from chop.question_facts import (
     POSSESSIVE,
     Period,
     abbreviates,
+    another_line,
+    line_words,
     name_key,
     name_keys,
     name_tokens,
@@ -75,33 +77,6 @@ class Resolution:
     def in_view(self) -> tuple[str, ...]:
         """Every document the answer may draw on: the meant ones, then the secondary."""
         return self.documents + self.secondary
-
-
-def written_before(question_parts: Sequence[str], key: str) -> str | None:
-    """The token the question writes right before the run of its tokens that spells ``key``
-    ("coolwave" before "330c" in "... of the Coolwave 330C?")."""
-    for start in range(len(question_parts)):
-        run = ""
-        for end in range(start, len(question_parts)):
-            run += question_parts[end]
-            if run == key:
-                return question_parts[start - 1] if start else None
-            if not key.startswith(run):
-                break
-    return None
-
-
-def line_words(names: Sequence[str]) -> set[str]:
-    """The brand or product-line words of the collection: the first word of each model name
-    of two words or more ("coolwave", "breeze", "galaxy")."""
-    return {parts[0] for name in names if len(parts := name_tokens(name)) > 1}
-
-
-def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
-    """Whether the question writes another brand or line right before ``key`` than the model
-    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C"."""
-    before = written_before(question_parts, key)
-    return before is not None and before in lines and before not in name_tokens(name)
 
 
 def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str | None]:

@@ -6,6 +6,7 @@ resolves what it reads against the documents' cards."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -191,3 +192,33 @@ def read_question(question: str) -> QuestionFacts:
         bare_years=bare,
         release_measure=bool(_RELEASE_MEASURE.search(question)),
     )
+
+
+# ------------------------------------------------------------------ brands and product lines
+
+
+def written_before(question_parts: Sequence[str], key: str) -> str | None:
+    """The token the question writes right before the run of its tokens that spells ``key``
+    ("coolwave" before "330c" in "... of the Coolwave 330C?")."""
+    for start in range(len(question_parts)):
+        run = ""
+        for end in range(start, len(question_parts)):
+            run += question_parts[end]
+            if run == key:
+                return question_parts[start - 1] if start else None
+            if not key.startswith(run):
+                break
+    return None
+
+
+def line_words(names: Sequence[str]) -> set[str]:
+    """The brand or product-line words of the collection: the first word of each model name
+    of two words or more ("coolwave", "breeze", "galaxy")."""
+    return {parts[0] for name in names if len(parts := name_tokens(name)) > 1}
+
+
+def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
+    """Whether the question writes another brand or line right before ``key`` than the model
+    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C"."""
+    before = written_before(question_parts, key)
+    return before is not None and before in lines and before not in name_tokens(name)
