@@ -25,8 +25,9 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from chop.config import Context
+from chop.config import Context, env_setting
 from chop.embedders import (
+    ChopEmbeddings,
     Embedder,
     LangChainEmbedder,
     LlamaEmbedder,
@@ -140,7 +141,7 @@ def gguf_sha256(gguf: Path) -> str:
 # ----------------------------------------------------------------- factories
 def cpu_threads() -> int:
     """Threads an in-process model computes with: CHOP_LLM_THREADS, else every core."""
-    return int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+    return int(env_setting("CHOP_LLM_THREADS")) or os.cpu_count() or 2
 
 
 _building = threading.Lock()
@@ -253,7 +254,11 @@ def embeddings_name(embeddings: Embeddings) -> str:
 
 
 def as_embedder(embedder: Embedder | Embeddings) -> Embedder:
-    """chop's Embedder, wrapping a LangChain ``Embeddings`` (approximate token counts)."""
+    """chop's Embedder, wrapping a LangChain ``Embeddings`` (approximate token counts); a
+    :class:`ChopEmbeddings` gives back the embedder it wraps, tokenizer and name included, so
+    a collection made with it reads as made by that embedder."""
+    if isinstance(embedder, ChopEmbeddings):
+        return embedder.embedder
     if isinstance(embedder, Embeddings):
         return LangChainEmbedder(embedder, embeddings_name(embedder))
     return embedder
@@ -305,9 +310,15 @@ def get_chat_model(ctx: Context) -> BaseChatModel:
 
 
 def get_embedder(ctx: Context) -> Embedder:
+    """The embedder of a run: the one :func:`use_models` put in place, else the context's."""
     override = _override().embedder
     if override is not None:
         return override
+    return build_embedder(ctx)
+
+
+def build_embedder(ctx: Context) -> Embedder:
+    """The embedder the context names (built once per process), whatever use_models says."""
     if ctx.embedding_provider == "local":
         if ctx.embedding_model == MINILM:
             return _local_embedder(ctx.embedding_model, minilm_in_bfloat16())
