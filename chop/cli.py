@@ -374,6 +374,36 @@ def cmd_graphs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_settings(args: argparse.Namespace) -> int:
+    """The settings: their values now, the docs' table (``--markdown``), or that table
+    written into the docs between their markers (``--write README.md docs/deploy.md``)."""
+    from dataclasses import fields
+
+    from chop.config import PROCESS_SETTINGS, env_setting, settings_markdown, with_settings_table
+
+    if args.write:
+        for name in args.write:
+            path = Path(name)
+            path.write_text(with_settings_table(path.read_text(encoding="utf-8")), "utf-8")
+            console.print(f"settings table written to {shown(path)}")
+        return 0
+    if args.markdown:
+        print(settings_markdown(), end="")
+        return 0
+    ctx = Context()  # a variable that does not parse is one error line, exit 2
+    table = Table("variable", "value")
+    for spec in fields(ctx):
+        table.add_row(
+            spec.metadata["json_schema_extra"]["env"], escape(repr(getattr(ctx, spec.name)))
+        )
+    for setting in PROCESS_SETTINGS:
+        secret = setting.env.endswith("_KEY")
+        value = "(set)" if secret and env_setting(setting.env) else repr(env_setting(setting.env))
+        table.add_row(setting.env, escape(value))
+    Console().print(table)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chop", description=__doc__)
     parser.add_argument("--version", action="version", version=f"chop {chop_version()}")
@@ -440,6 +470,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="every stored field, as JSON")
     common(p)
     p.set_defaults(func=cmd_docs)
+    p = sub.add_parser("settings", help="show the settings (CHOP_* variables) and their values")
+    p.add_argument("--markdown", action="store_true", help="the settings table of the docs")
+    p.add_argument(
+        "--write", nargs="+", metavar="FILE", help="write that table into FILE between its markers"
+    )
+    p.set_defaults(func=cmd_settings)
+
     p = sub.add_parser("delete", help="remove documents by doc_id")
     p.add_argument("doc_ids", nargs="+", help="doc_ids as `chop docs` lists them")
     common(p)
