@@ -12,16 +12,17 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast, get_args
 
 import psycopg
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from chop.config import Context, SearchMode
 from chop.identity import USER_FIELDS, user_card
@@ -55,6 +56,34 @@ def shown(text: object) -> str:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+class IngestProgress(Progress):
+    """The bar on its own line, the counts under it: the bar takes what the few words beside
+    it leave (about 50 of 80 columns), however large the counts grow.
+
+        labelling ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╸━━━ 28/31 chunks 0:00:04
+          docs 2/3 stored, LLM calls 57 (cached 0)
+    """
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            yield Text(f"  {task.fields['docs']}, {task.fields['calls']}", no_wrap=True)
+
+
+def ingest_progress(output: Console, *, disable: bool = False) -> Progress:
+    """The progress of ``chop ingest`` (fed by ProgressReporter)."""
+    return IngestProgress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=None),
+        MofNCompleteColumn(),
+        TextColumn("chunks"),
+        TimeRemainingColumn(),
+        console=output,
+        transient=False,
+        disable=disable,
+    )
+
+
 class ProgressReporter:
     """Turns the ingest graph's custom stream events into a live progress bar."""
 
@@ -62,15 +91,23 @@ class ProgressReporter:
         self.progress = progress
         self.quiet = quiet
         self.reported: set[tuple[str, str]] = set()  # problems already shown, not repeated
-        self.task = progress.add_task("loading", total=None, calls="")
         self.llm_calls = 0
         self.cache_hits = 0
         self.documents = 0
         self.stored = 0
         self.chunks = 0
+        self.task = progress.add_task("loading", total=None, docs=self._docs(), calls=self._calls())
 
-    def _describe(self) -> str:
-        return f"labelling chunks, {self.stored}/{self.documents} documents stored"
+    def _docs(self) -> str:
+        return f"docs {self.stored}/{self.documents} stored"
+
+    def _calls(self) -> str:
+        return f"LLM calls {self.llm_calls} (cached {self.cache_hits})"
+
+    def _count(self, event: dict[str, Any]) -> None:
+        """Every LLM task's calls: the document profiles', the judgments', the labels'."""
+        self.llm_calls += int(event.get("llm_calls", 0))
+        self.cache_hits += int(event.get("cache_hits", 0))
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -90,21 +127,19 @@ class ProgressReporter:
             self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
         elif kind == "loaded":
             self.documents = int(event["documents"])
-            self.progress.update(self.task, description="profiling documents")
+            self.progress.update(self.task, description="profiling", docs=self._docs())
+        elif kind == "profiled":
+            self._count(event)
+            self.progress.update(self.task, calls=self._calls())
         elif kind == "split":  # documents are split as they start, so the total grows
             self.chunks += int(event["chunks"])
-            self.progress.update(self.task, total=self.chunks, description=self._describe())
+            self.progress.update(self.task, total=self.chunks, description="labelling")
         elif kind in ("decided", "llm"):
-            self.llm_calls += event.get("llm_calls", 0)
-            self.cache_hits += event.get("cache_hits", 0)
-            self.progress.update(
-                self.task,
-                advance=int(kind == "decided"),
-                calls=f"LLM calls {self.llm_calls}, cache hits {self.cache_hits}",
-            )
+            self._count(event)
+            self.progress.update(self.task, advance=int(kind == "decided"), calls=self._calls())
         elif kind == "stored":
             self.stored += 1
-            self.progress.update(self.task, description=self._describe())
+            self.progress.update(self.task, docs=self._docs())
 
 
 def run_in_worker(work: Callable[[], T]) -> T:
@@ -146,22 +181,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
     ctx = _context(args)
-    missing = [path for path in args.paths if not Path(path).exists()]
-    if len(missing) == len(args.paths):  # nothing to do: say so before starting the database
+    from chop.documents import missing_paths
+
+    missing = missing_paths(args.paths)
+    if missing == args.paths:  # nothing to do: say so before starting the database
         for path in missing:
             console.print(f"[red]error:[/] no such file or folder: {shown(path)}")
         return 1
     started = time.perf_counter()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[calls]}"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-        disable=args.quiet,
-    ) as progress:
+    with ingest_progress(console, disable=args.quiet) as progress:
         reporter = ProgressReporter(progress, quiet=args.quiet)
         try:
             report = run_in_worker(
@@ -329,7 +357,14 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([asdict(r) for r in records], indent=2, default=str))
         return 0
-    table = Table("doc_id", "title", "chunks", "model", "identity")
+    # doc_id is what `chop delete` takes: folded onto more lines when narrow, never cut
+    table = Table(
+        Column("doc_id", overflow="fold", ratio=3),
+        Column("title", ratio=2),
+        Column("chunks", justify="right", no_wrap=True),
+        Column("model", ratio=1),
+        Column("identity", ratio=2),
+    )
     for record in records:
         profile = stored_profile(record.metadata)
         table.add_row(
