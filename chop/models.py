@@ -20,19 +20,20 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from chop.config import Context, env_setting
+from chop.config import Context, context_default, env_setting
 from chop.embedders import (
-    ChopEmbeddings,
     Embedder,
     LangChainEmbedder,
     LlamaEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
+    embed_queries,
     minilm_in_bfloat16,
 )
 from chop.weights import (
@@ -335,3 +336,65 @@ def build_embedder(ctx: Context) -> Embedder:
     raise ModelUnavailable(
         f"unknown embedding provider {ctx.embedding_provider!r} (local | openai)"
     )
+
+
+def _from_settings(name: str) -> Any:
+    return context_default(name)
+
+
+class ChopEmbeddings(BaseModel, Embeddings):
+    """chop's embedders (chop.embedders) as a LangChain ``Embeddings``: the same model, weights
+    and task prefixes ``chop ingest`` embeds with, for your own vector store or chain.
+
+        ChopEmbeddings().embed_query("...")                     # CHOP_EMBEDDING_* settings
+        ChopEmbeddings(model="all-MiniLM-L6-v2-int8")           # another local embedder
+
+    Vectors are normalised. ``embed_query`` adds the query prefix of an embedder trained with
+    one (nomic); ``embed_documents`` the passage prefix. Passed to chop (``use_models``,
+    ``ChopVectorStore``) it is the embedder it wraps: same name, exact tokenizer.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(default_factory=lambda: _from_settings("embedding_model"))
+    """Embedding model (CHOP_EMBEDDING_MODEL)."""
+    provider: Literal["local", "openai"] = Field(
+        default_factory=lambda: _from_settings("embedding_provider")
+    )
+    """'local' in-process, 'openai' any OpenAI-compatible server (CHOP_EMBEDDING_PROVIDER)."""
+    base_url: str = Field(
+        default_factory=lambda: (
+            _from_settings("embedding_base_url") or _from_settings("openai_base_url")
+        )
+    )
+    """The 'openai' provider's server (CHOP_EMBEDDING_BASE_URL, else CHOP_OPENAI_BASE_URL)."""
+    data_dir: str = Field(default_factory=lambda: _from_settings("data_dir"))
+    """Where derived weights are kept (int8 MiniLM, nomic's GGUF; CHOP_DATA_DIR)."""
+
+    @classmethod
+    def from_context(cls, ctx: Any) -> ChopEmbeddings:
+        """The embedder a chop Context names."""
+        return cls(
+            model=ctx.embedding_model,
+            provider=ctx.embedding_provider,
+            base_url=ctx.embedding_base_url or ctx.openai_base_url,
+            data_dir=ctx.data_dir,
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        """chop's Embedder for these settings (built once per process, then shared)."""
+        return build_embedder(
+            Context(
+                embedding_model=self.model,
+                embedding_provider=self.provider,
+                embedding_base_url=self.base_url,
+                data_dir=self.data_dir,
+            )
+        )
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[float(x) for x in row] for row in self.embedder.embed(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in embed_queries(self.embedder, [text])[0]]

@@ -38,8 +38,8 @@ from langchain_core.vectorstores import VectorStore
 from chop.cnm import embedded_text, make_cnm, prefix_line
 from chop.config import Context
 from chop.documents import content_hash
-from chop.embedders import ChopEmbeddings, Embedder, embed_queries
-from chop.models import as_embedder
+from chop.embedders import Embedder, embed_queries
+from chop.models import ChopEmbeddings, as_embedder
 from chop.retriever import chunk_document
 from chop.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store, store_for
 from chop.store.records import embedding_key

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from chop.api import ingest
-from chop.cli import ProgressReporter, ingest_progress
 from chop.config import Context
+from chop.progress import ProgressReporter, ingest_progress
 from chop.sample_corpus import write_sample_corpus
 from tests.fakes import ScriptedChatModel
 

@@ -28,8 +28,8 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.embedders import ChopEmbeddings, Embedder
-from chop.models import as_embedder, use_models
+from chop.embedders import Embedder
+from chop.models import ChopEmbeddings, as_embedder, use_models
 from chop.retriever import ChopRetriever
 from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
 from chop.store import Store, store_for
