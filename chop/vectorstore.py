@@ -52,6 +52,12 @@ LANGCHAIN_METADATA = "langchain_metadata"  # the chunk metadata key holding the 
 class ChopVectorStore(VectorStore):
     """A chop collection (``context.collection``) as a LangChain vector store.
 
+    ``add_documents`` stores each given text as one chunk under its id, with the CNM the
+    caller supplies (``cnm=``) embedded before it; it does not run the ingest graph, whose own
+    chunking and LLM labels would break LangChain's contract (the same id, text and metadata
+    back; re-adding replaces; delete removes exactly those) and cost an LLM call per chunk.
+    Ingest whole documents with ``chop.api.ingest``; this store searches their chunks too.
+
     ``embedding`` defaults to chop's own embedder for the context (:class:`ChopEmbeddings`);
     any LangChain ``Embeddings`` works, and the collection then keeps that one (a collection
     is read with the embedder it was made with). Search is cosine similarity over the stored

@@ -9,6 +9,7 @@ The real embedded PostgreSQL and the real MiniLM embedder; only the chat model i
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,6 +111,46 @@ class TestChopEmbeddingsIntegration(EmbeddingsIntegrationTests):
     @property
     def embedding_model_params(self) -> dict[str, Any]:
         return {"model": "all-MiniLM-L6-v2", "provider": "local"}
+
+
+def session_data_dir() -> str:
+    """The session's data folder (conftest.data_dir), for properties that take no fixtures."""
+    return os.environ.get("CHOP_TEST_DATA_DIR") or str(
+        Path(tempfile.gettempdir()) / "chop-test-data"
+    )
+
+
+class TestChopEmbeddingsInt8Integration(EmbeddingsIntegrationTests):
+    """MiniLM with int8 weights in ONNX Runtime (exported into the data folder at first use)."""
+
+    @property
+    def embeddings_class(self) -> type[Embeddings]:
+        return ChopEmbeddings
+
+    @property
+    def embedding_model_params(self) -> dict[str, Any]:
+        return {
+            "model": "all-MiniLM-L6-v2-int8",
+            "provider": "local",
+            "data_dir": session_data_dir(),
+        }
+
+
+@pytest.mark.nomic
+class TestChopEmbeddingsNomicIntegration(EmbeddingsIntegrationTests):
+    """nomic-embed-text-v1.5 through llama.cpp, with its query and passage prefixes."""
+
+    @property
+    def embeddings_class(self) -> type[Embeddings]:
+        return ChopEmbeddings
+
+    @property
+    def embedding_model_params(self) -> dict[str, Any]:
+        return {
+            "model": "nomic-embed-text-v1.5",
+            "provider": "local",
+            "data_dir": session_data_dir(),
+        }
 
 
 # ------------------------------------------------ the retriever is ask's retrieval
