@@ -260,11 +260,11 @@ def cmd_docs(args: argparse.Namespace) -> int:
         return 0
     # doc_id is what `chop delete` takes: folded onto more lines when narrow, never cut
     table = Table(
-        Column("doc_id", overflow="fold", ratio=3),
-        Column("title", ratio=2),
+        Column("doc_id", overflow="fold"),
+        "title",
         Column("chunks", justify="right", no_wrap=True),
-        Column("model", ratio=1),
-        Column("identity", ratio=2),
+        "model",
+        "identity",
     )
     for record in records:
         profile = stored_profile(record.metadata)
