@@ -172,7 +172,9 @@ class ChopVectorStore(VectorStore):
         return row, embedded_text(cnm, text)
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Remove these ids (unknown ones are no error); True when any was stored."""
+        """Remove these ids (unknown ones are no error); True when any was stored. Without
+        ids nothing is removed: the collection may hold what ``ingest`` stored (drop a whole
+        collection with ``store.drop_collection``)."""
         if not ids:
             return None
         store = self.store
