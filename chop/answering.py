@@ -23,6 +23,7 @@ from typing import Literal, cast
 from pydantic import BaseModel
 
 from chop.grounding import without_instructions
+from chop.retrieval import is_about
 from chop.state import Source
 
 PASSAGE_CHARS = 1500  # one section, as the model reads it (about 375 tokens)
@@ -169,13 +170,9 @@ def sources_about(
     sources: Sequence[Source], documents: Sequence[str], model: str | None
 ) -> list[Source]:
     """The sources an answer may use, renumbered from 1: those of the documents the question
-    resolved to, else those labelled with the model it names, else all of them."""
-    if documents:
-        kept = [s for s in sources if s["doc_id"] in set(documents)]
-    elif model:
-        kept = [s for s in sources if (s["model"] or "").lower() == model.lower()]
-    else:
-        kept = list(sources)
+    resolved to, else those labelled with the model it names, else all of them
+    (chop.retrieval.is_about, the rule ChopRetriever keeps to as well)."""
+    kept = [s for s in sources if is_about(s["doc_id"], s["model"], documents, model)]
     return [cast(Source, {**s, "number": i}) for i, s in enumerate(kept, start=1)]
 
 

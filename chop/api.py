@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
 from chop.config import Context
-from chop.documents import SourceDocument, source_documents
+from chop.documents import PathNotFound, SourceDocument, missing_paths, source_documents
 from chop.state import add_counts
 
 Event = dict[str, Any]
@@ -55,7 +55,9 @@ def ingest(
 ) -> dict[str, Any]:
     """Index ``paths`` (files or folders; one path may be given alone) and/or loaded
     ``documents`` (chop's ``SourceDocument`` dicts or LangChain ``Document``s); returns the
-    report.
+    report. Paths of which none exists raise :class:`chop.documents.PathNotFound` (a
+    ``FileNotFoundError``) before anything starts; a missing one beside others is a problem
+    in the report.
 
     ``meta`` sets identity fields (chop.identity.USER_FIELDS, e.g. ``{"fiscal_year": 2023}``)
     for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
@@ -68,8 +70,11 @@ def ingest(
     LLM answers come from the cache.
     """
     ctx = context or Context()
+    names = path_list(paths)
+    if names and missing_paths(names) == names:  # before the database or a model starts
+        raise PathNotFound(names)
     payload: dict[str, Any] = {
-        "paths": path_list(paths),
+        "paths": names,
         "documents": source_documents(document_list(documents)),
         "delete": [delete] if isinstance(delete, str) else list(delete),
     }

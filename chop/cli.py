@@ -7,7 +7,6 @@ import contextvars
 import importlib.metadata
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -20,11 +19,11 @@ from typing import Any, NoReturn, TypeVar, cast, get_args
 import psycopg
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from chop.config import Context, SearchMode
 from chop.identity import USER_FIELDS, user_card
+from chop.progress import ProgressReporter, ingest_progress, shown
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 T = TypeVar("T")
@@ -42,69 +41,6 @@ def _context(args: argparse.Namespace) -> Context:
         max_concurrency=getattr(args, "concurrency", None),
         use_cache=False if getattr(args, "no_cache", False) else None,
     )
-
-
-def shown(text: object) -> str:
-    """User text (a path, a reason, an error) for one console line: control characters such as
-    a newline in a file name are written as escapes, and brackets are not read as markup (a path
-    such as ``drafts[/old].md`` would otherwise end the run with rich's MarkupError)."""
-    line = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text))
-    return escape(line)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-class ProgressReporter:
-    """Turns the ingest graph's custom stream events into a live progress bar."""
-
-    def __init__(self, progress: Progress, *, quiet: bool = False) -> None:
-        self.progress = progress
-        self.quiet = quiet
-        self.reported: set[tuple[str, str]] = set()  # problems already shown, not repeated
-        self.task = progress.add_task("loading", total=None, calls="")
-        self.llm_calls = 0
-        self.cache_hits = 0
-        self.documents = 0
-        self.stored = 0
-        self.chunks = 0
-
-    def _describe(self) -> str:
-        return f"labelling chunks, {self.stored}/{self.documents} documents stored"
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        if kind == "problem":
-            if not self.quiet:
-                self.progress.console.print(
-                    f"[yellow]skipped[/] {shown(event['source'])}: {shown(event['reason'])}"
-                )
-                self.reported.add((event["source"], event["reason"]))
-        elif kind == "warning":
-            if not self.quiet:
-                self.progress.console.print(
-                    f"[yellow]warning[/] {shown(event['source'])}: {shown(event['reason'])}"
-                )
-                self.reported.add((event["source"], event["reason"]))
-        elif kind == "resumed":
-            self.progress.console.print(f"resuming unfinished run {event['thread_id']}")
-        elif kind == "loaded":
-            self.documents = int(event["documents"])
-            self.progress.update(self.task, description="profiling documents")
-        elif kind == "split":  # documents are split as they start, so the total grows
-            self.chunks += int(event["chunks"])
-            self.progress.update(self.task, total=self.chunks, description=self._describe())
-        elif kind in ("decided", "llm"):
-            self.llm_calls += event.get("llm_calls", 0)
-            self.cache_hits += event.get("cache_hits", 0)
-            self.progress.update(
-                self.task,
-                advance=int(kind == "decided"),
-                calls=f"LLM calls {self.llm_calls}, cache hits {self.cache_hits}",
-            )
-        elif kind == "stored":
-            self.stored += 1
-            self.progress.update(self.task, description=self._describe())
 
 
 def run_in_worker(work: Callable[[], T]) -> T:
@@ -146,22 +82,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
     ctx = _context(args)
-    missing = [path for path in args.paths if not Path(path).exists()]
-    if len(missing) == len(args.paths):  # nothing to do: say so before starting the database
+    from chop.documents import missing_paths
+
+    missing = missing_paths(args.paths)
+    if missing == args.paths:  # nothing to do: say so before starting the database
         for path in missing:
             console.print(f"[red]error:[/] no such file or folder: {shown(path)}")
         return 1
     started = time.perf_counter()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[calls]}"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-        disable=args.quiet,
-    ) as progress:
+    with ingest_progress(console, disable=args.quiet) as progress:
         reporter = ProgressReporter(progress, quiet=args.quiet)
         try:
             report = run_in_worker(
@@ -329,7 +258,14 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([asdict(r) for r in records], indent=2, default=str))
         return 0
-    table = Table("doc_id", "title", "chunks", "model", "identity")
+    # doc_id is what `chop delete` takes: folded onto more lines when narrow, never cut
+    table = Table(
+        Column("doc_id", overflow="fold"),
+        "title",
+        Column("chunks", justify="right", no_wrap=True),
+        "model",
+        "identity",
+    )
     for record in records:
         profile = stored_profile(record.metadata)
         table.add_row(
@@ -371,6 +307,36 @@ def cmd_graphs(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         print(text)
+    return 0
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    """The settings: their values now, the docs' table (``--markdown``), or that table
+    written into the docs between their markers (``--write README.md docs/deploy.md``)."""
+    from dataclasses import fields
+
+    from chop.config import PROCESS_SETTINGS, env_setting, settings_markdown, with_settings_table
+
+    if args.write:
+        for name in args.write:
+            path = Path(name)
+            path.write_text(with_settings_table(path.read_text(encoding="utf-8")), "utf-8")
+            console.print(f"settings table written to {shown(path)}")
+        return 0
+    if args.markdown:
+        print(settings_markdown(), end="")
+        return 0
+    ctx = Context()  # a variable that does not parse is one error line, exit 2
+    table = Table("variable", "value")
+    for spec in fields(ctx):
+        table.add_row(
+            spec.metadata["json_schema_extra"]["env"], escape(repr(getattr(ctx, spec.name)))
+        )
+    for setting in PROCESS_SETTINGS:
+        secret = setting.env.endswith("_KEY")
+        value = "(set)" if secret and env_setting(setting.env) else repr(env_setting(setting.env))
+        table.add_row(setting.env, escape(value))
+    Console().print(table)
     return 0
 
 
@@ -440,6 +406,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="every stored field, as JSON")
     common(p)
     p.set_defaults(func=cmd_docs)
+    p = sub.add_parser("settings", help="show the settings (CHOP_* variables) and their values")
+    p.add_argument("--markdown", action="store_true", help="the settings table of the docs")
+    p.add_argument(
+        "--write", nargs="+", metavar="FILE", help="write that table into FILE between its markers"
+    )
+    p.set_defaults(func=cmd_settings)
+
     p = sub.add_parser("delete", help="remove documents by doc_id")
     p.add_argument("doc_ids", nargs="+", help="doc_ids as `chop docs` lists them")
     common(p)

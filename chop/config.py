@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from pydantic import TypeAdapter, ValidationError
+
 Provider = Literal["local", "openai"]
 ContinuityMode = Literal["llm", "gate", "rules"]
 QueryCnmMode = Literal["off", "boost", "filter"]
@@ -21,27 +23,38 @@ AnswerMode = Literal["lead", "quote"]
 
 def _setting(env: str, default: str | bool | float, description: str) -> Any:
     """A field read from ``env`` each time a Context is made (a variable set after import
-    counts), as its default's type, with the description LangGraph Studio shows."""
+    counts), as its default's type, with the description LangGraph Studio shows; ``env`` and
+    ``default`` stay in the metadata (and the JSON schema), for settings_markdown."""
     return field(
-        default_factory=lambda: _from_env(env, default), metadata={"description": description}
+        default_factory=lambda: _from_env(env, default),
+        # pydantic (LangGraph's schemas) reads a dataclass field's metadata as Field() arguments
+        metadata={
+            "description": description,
+            "json_schema_extra": {"env": env, "default_when_unset": default},
+        },
     )
 
 
+_WHAT = {bool: "true/false, yes/no, on/off or 1/0 (any case)", int: "a whole number"}
+
+
 def _from_env(name: str, default: str | bool | float) -> Any:
-    """The environment variable as ``default``'s type, or one line saying which variable is
-    wrong; unset, the default."""
+    """The environment variable as ``default``'s type, or one line naming the variable when
+    it is not one; unset, or empty for a flag or a number, the default.
+
+    Flags and numbers are parsed by pydantic's lax validators (what pydantic-settings does):
+    a flag is true/false, yes/no, on/off, 1/0 (or t/f, y/n) in any case. Before, only "0"/"1"
+    counted and CHOP_USE_CACHE=false left the cache on, silently."""
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or (raw.strip() == "" and not isinstance(default, str)):
         return default
-    if isinstance(default, bool):  # only the other digit flips a flag: "1" turns it on, "0" off
-        return raw != "0" if default else raw == "1"
-    if isinstance(default, int | float):
-        kind, what = (int, "a whole number") if isinstance(default, int) else (float, "a number")
-        try:
-            return kind(raw)
-        except ValueError:
-            raise ValueError(f"{name} must be {what}, not {raw!r}") from None
-    return raw
+    if isinstance(default, str):
+        return raw
+    kind = type(default)
+    try:
+        return TypeAdapter(kind).validate_python(raw.strip(), strict=False)
+    except ValidationError:
+        raise ValueError(f"{name} must be {_WHAT.get(kind, 'a number')}, not {raw!r}") from None
 
 
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -348,3 +361,137 @@ def as_context(value: Context | dict[str, Any] | None) -> Context:
     if isinstance(value, Context):
         return value
     return Context().with_overrides(**value)
+
+
+# ------------------------------------------------------------ process settings, docs table
+@dataclass(frozen=True)
+class ProcessSetting:
+    """A setting of the process rather than of a run (no ``Context`` field, so no server
+    caller sets it): read from the environment by :func:`env_setting` where it is used."""
+
+    env: str
+    default: str | bool | int
+    shown_default: str  # the default as the settings table shows it
+    description: str
+
+
+PROCESS_SETTINGS = (
+    ProcessSetting(
+        "CHOP_PG_SHARED_BUFFERS",
+        "",
+        "¼ of RAM, ≤ 4096MB",
+        "Embedded server only: its shared_buffers (written to pgdata/chop.conf with "
+        "effective_cache_size and maintenance_work_mem; applied when the server starts).",
+    ),
+    ProcessSetting(
+        "CHOP_LLM_THREADS",
+        0,
+        "CPU count",
+        "Threads of the in-process llama.cpp model and of the int8 and nomic embedders; "
+        "0: every core.",
+    ),
+    ProcessSetting(
+        "CHOP_EMBED_FLOAT32",
+        False,
+        "false",
+        "true: the local MiniLM computes in float32 throughout; by default its matrix "
+        "products run in bfloat16 where the CPU has it natively (2.4x faster, the same "
+        "rankings within 0.01: bench/results/embed-runtimes).",
+    ),
+    ProcessSetting(
+        "CHOP_CHECKPOINTER_POOL_SIZE",
+        8,
+        "8",
+        "langgraph dev / server only: connections of the checkpointer (deploy/checkpointer.py).",
+    ),
+    ProcessSetting(
+        "CHOP_API_KEYS",
+        "",
+        "*(empty: this machine only)*",
+        "LangGraph server only (deploy/auth.py): comma-separated keys a caller must send "
+        "(x-api-key or a bearer token); empty: only requests from the server's own machine "
+        "are answered.",
+    ),
+    ProcessSetting(
+        "CHOP_PROMPTS_DIR",
+        "",
+        "the shipped prompts/",
+        "A folder of prompt files with the shipped names, to use your own wording.",
+    ),
+    ProcessSetting(
+        "OPENAI_API_KEY",
+        "",
+        "not-needed",
+        "Sent to the chat and the embeddings base URL (the 'openai' providers).",
+    ),
+)
+
+
+def env_setting(env: str) -> Any:
+    """A process setting from the environment, parsed as the run settings are (one clear
+    error naming the variable); its default when unset."""
+    for spec in PROCESS_SETTINGS:
+        if spec.env == env:
+            return _from_env(env, spec.default)
+    raise KeyError(f"{env} is not a process setting (PROCESS_SETTINGS)")
+
+
+def context_default(name: str) -> Any:
+    """A Context field's default as the environment sets it now (its CHOP_* variable)."""
+    for spec in fields(Context):
+        if spec.name == name:
+            return _from_env(_env_of(spec)["env"], _env_of(spec)["default_when_unset"])
+    raise KeyError(f"{name} is not a setting")
+
+
+def setting_names() -> list[str]:
+    """Every environment variable chop reads: the run settings', then the process ones."""
+    return [_env_of(spec)["env"] for spec in fields(Context)] + [
+        spec.env for spec in PROCESS_SETTINGS
+    ]
+
+
+def _env_of(spec: Any) -> dict[str, Any]:
+    """The variable a Context field is read from, and its default when that is unset."""
+    return dict(spec.metadata["json_schema_extra"])
+
+
+def _shown(default: object) -> str:
+    if default == "":
+        return "*(empty)*"
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    return f"`{default}`"
+
+
+def settings_markdown() -> str:
+    """The settings table of README.md and docs/deploy.md, made from the definitions above
+    (`chop settings --markdown`); tests/test_docs_consistency.py checks the docs hold it."""
+    rows = ["| variable | context key | default | meaning |", "|---|---|---|---|"]
+    for spec in fields(Context):
+        env, default = _env_of(spec)["env"], _env_of(spec)["default_when_unset"]
+        text = str(spec.metadata["description"]).replace("|", "\\|")
+        key = (
+            f"`{spec.name}`"
+            if spec.name in CALLER_SETTINGS
+            else f"`{spec.name}` (not per server run)"
+        )
+        rows.append(f"| `{env}` | {key} | {_shown(default)} | {text} |")
+    for setting in PROCESS_SETTINGS:
+        text = setting.description.replace("|", "\\|")
+        rows.append(f"| `{setting.env}` | (process) | {setting.shown_default} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
+SETTINGS_TABLE_START = "<!-- settings table: `chop settings --write FILE` makes it -->"
+SETTINGS_TABLE_END = "<!-- end of settings table -->"
+
+
+def with_settings_table(document: str) -> str:
+    """``document`` with the text between the settings-table markers replaced by
+    :func:`settings_markdown`; ValueError when the markers are missing."""
+    start, end = document.find(SETTINGS_TABLE_START), document.find(SETTINGS_TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"no {SETTINGS_TABLE_START} ... {SETTINGS_TABLE_END} markers")
+    head = document[: start + len(SETTINGS_TABLE_START)]
+    return f"{head}\n{settings_markdown()}{document[end:]}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -91,6 +92,21 @@ def span_meta_at(spans: list[Span], start: int, end: int) -> dict[str, Any]:
 
 class InvalidInput(ValueError):
     """A graph input that cannot be used; the message says which field and what it needs."""
+
+
+class PathNotFound(FileNotFoundError):
+    """``ingest`` was given paths of which none exists: nothing to index (``chop ingest`` exits
+    1 for the same). A missing path beside existing ones is a problem in the report instead,
+    as the CLI reports it and goes on."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"no such file or folder: {', '.join(paths)}")
+        self.paths = paths
+
+
+def missing_paths(paths: list[str]) -> list[str]:
+    """The paths that do not exist, in order."""
+    return [path for path in paths if not os.path.exists(path)]
 
 
 def _string_list(name: str, value: Any) -> list[str]:

@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from chop.config import env_setting
 from chop.weights import ONNX_INPUTS, ModelUnavailable
 
 NOMIC_BATCH_TOKENS = 512  # longer texts are cut here (chunks are ~200 tokens plus the prefix)
@@ -103,8 +104,8 @@ BFLOAT16_TOLERANCE = 2e-3
 
 
 def embeds_in_float32() -> bool:
-    """CHOP_EMBED_FLOAT32=1: MiniLM in float32 throughout, even where bfloat16 is native."""
-    return os.environ.get("CHOP_EMBED_FLOAT32", "0") != "0"
+    """CHOP_EMBED_FLOAT32=true: MiniLM in float32 throughout, even where bfloat16 is native."""
+    return bool(env_setting("CHOP_EMBED_FLOAT32"))
 
 
 def minilm_in_bfloat16() -> bool:

@@ -20,18 +20,20 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from chop.config import Context
+from chop.config import Context, context_default, env_setting
 from chop.embedders import (
     Embedder,
     LangChainEmbedder,
     LlamaEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
+    embed_queries,
     minilm_in_bfloat16,
 )
 from chop.weights import (
@@ -140,7 +142,7 @@ def gguf_sha256(gguf: Path) -> str:
 # ----------------------------------------------------------------- factories
 def cpu_threads() -> int:
     """Threads an in-process model computes with: CHOP_LLM_THREADS, else every core."""
-    return int(os.environ.get("CHOP_LLM_THREADS", str(os.cpu_count() or 2)))
+    return int(env_setting("CHOP_LLM_THREADS")) or os.cpu_count() or 2
 
 
 _building = threading.Lock()
@@ -253,7 +255,11 @@ def embeddings_name(embeddings: Embeddings) -> str:
 
 
 def as_embedder(embedder: Embedder | Embeddings) -> Embedder:
-    """chop's Embedder, wrapping a LangChain ``Embeddings`` (approximate token counts)."""
+    """chop's Embedder, wrapping a LangChain ``Embeddings`` (approximate token counts); a
+    :class:`ChopEmbeddings` gives back the embedder it wraps, tokenizer and name included, so
+    a collection made with it reads as made by that embedder."""
+    if isinstance(embedder, ChopEmbeddings):
+        return embedder.embedder
     if isinstance(embedder, Embeddings):
         return LangChainEmbedder(embedder, embeddings_name(embedder))
     return embedder
@@ -305,9 +311,15 @@ def get_chat_model(ctx: Context) -> BaseChatModel:
 
 
 def get_embedder(ctx: Context) -> Embedder:
+    """The embedder of a run: the one :func:`use_models` put in place, else the context's."""
     override = _override().embedder
     if override is not None:
         return override
+    return build_embedder(ctx)
+
+
+def build_embedder(ctx: Context) -> Embedder:
+    """The embedder the context names (built once per process), whatever use_models says."""
     if ctx.embedding_provider == "local":
         if ctx.embedding_model == MINILM:
             return _local_embedder(ctx.embedding_model, minilm_in_bfloat16())
@@ -324,3 +336,65 @@ def get_embedder(ctx: Context) -> Embedder:
     raise ModelUnavailable(
         f"unknown embedding provider {ctx.embedding_provider!r} (local | openai)"
     )
+
+
+def _from_settings(name: str) -> Any:
+    return context_default(name)
+
+
+class ChopEmbeddings(BaseModel, Embeddings):
+    """chop's embedders (chop.embedders) as a LangChain ``Embeddings``: the same model, weights
+    and task prefixes ``chop ingest`` embeds with, for your own vector store or chain.
+
+        ChopEmbeddings().embed_query("...")                     # CHOP_EMBEDDING_* settings
+        ChopEmbeddings(model="all-MiniLM-L6-v2-int8")           # another local embedder
+
+    Vectors are normalised. ``embed_query`` adds the query prefix of an embedder trained with
+    one (nomic); ``embed_documents`` the passage prefix. Passed to chop (``use_models``,
+    ``ChopVectorStore``) it is the embedder it wraps: same name, exact tokenizer.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(default_factory=lambda: _from_settings("embedding_model"))
+    """Embedding model (CHOP_EMBEDDING_MODEL)."""
+    provider: Literal["local", "openai"] = Field(
+        default_factory=lambda: _from_settings("embedding_provider")
+    )
+    """'local' in-process, 'openai' any OpenAI-compatible server (CHOP_EMBEDDING_PROVIDER)."""
+    base_url: str = Field(
+        default_factory=lambda: (
+            _from_settings("embedding_base_url") or _from_settings("openai_base_url")
+        )
+    )
+    """The 'openai' provider's server (CHOP_EMBEDDING_BASE_URL, else CHOP_OPENAI_BASE_URL)."""
+    data_dir: str = Field(default_factory=lambda: _from_settings("data_dir"))
+    """Where derived weights are kept (int8 MiniLM, nomic's GGUF; CHOP_DATA_DIR)."""
+
+    @classmethod
+    def from_context(cls, ctx: Any) -> ChopEmbeddings:
+        """The embedder a chop Context names."""
+        return cls(
+            model=ctx.embedding_model,
+            provider=ctx.embedding_provider,
+            base_url=ctx.embedding_base_url or ctx.openai_base_url,
+            data_dir=ctx.data_dir,
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        """chop's Embedder for these settings (built once per process, then shared)."""
+        return build_embedder(
+            Context(
+                embedding_model=self.model,
+                embedding_provider=self.provider,
+                embedding_base_url=self.base_url,
+                data_dir=self.data_dir,
+            )
+        )
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[float(x) for x in row] for row in self.embedder.embed(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in embed_queries(self.embedder, [text])[0]]

@@ -46,6 +46,29 @@ class Retrieved:
     documents: list[str]  # documents the question names (by model, or entity and period)
     resolution: Resolution = field(default_factory=Resolution)
 
+    def about(self) -> list[Hit]:
+        """The hits an answer may use, in rank order: a twin product's chunk is never one
+        (``ask``'s sources and ``ChopRetriever``'s documents both come from here). Empty when
+        none is about what the question names (it names a model or period that no stored
+        document covers); ``ask`` then declines over the closest."""
+        if self.question.unknown_model:
+            return []
+        return [
+            hit
+            for hit in self.hits
+            if is_about(hit.doc_id, hit.model, self.documents, self.question.model)
+        ]
+
+
+def is_about(doc_id: str, model: str | None, documents: Sequence[str], asked: str | None) -> bool:
+    """Whether a chunk is about what a question names: one of the documents it resolved to,
+    else labelled with the model it names; any chunk when it names neither."""
+    if documents:
+        return doc_id in documents
+    if asked:
+        return (model or "").lower() == asked.lower()
+    return True
+
 
 def identity_cards(records: Iterable[DocumentRecord]) -> list[DocumentCard]:
     """Each stored document's identity card, typed, as question resolution reads it (a

@@ -3,11 +3,14 @@
     from chop.retriever import ChopRetriever
     retriever = ChopRetriever(context=Context(collection="manuals"), k=4)
     docs = retriever.invoke("How often do I clean the filter of the 330C?")
-    docs[0].metadata["model"], docs[0].metadata["doc_title"], docs[0].page_content
+    docs = retriever.invoke("...", k=2, search="hybrid")  # search settings per call
+    docs[0].metadata["model"], docs[0].metadata["resolution"], docs[0].page_content
 
-It runs the answer graph's retrieval (the question's model matched to the stored documents,
-boost or filter, vector or hybrid search) without the LLM answer, and hands back LangChain
-``Document``s whose metadata carry the chunk's CNM and where it came from.
+It runs the answer graph's retrieval, the same code as ``ask`` (chop.retrieval: the documents
+the question names resolved from the stored identity cards, boost or filter, vector or hybrid
+search, then ``Retrieved.about``: a twin product's chunk is dropped) without the LLM answer,
+and hands back LangChain ``Document``s whose metadata carry the chunk's CNM, where it came
+from, and which resolution the question got.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from pydantic import ConfigDict, Field
 
 from chop.config import Context
 from chop.models import get_embedder
+from chop.question import resolution_state
 from chop.retrieval import retrieve_for_question
 from chop.store import Hit, store_for
 
 
-def chunk_document(hit: Hit, collection: str) -> Document:
-    """One retrieved chunk as a LangChain ``Document``: its raw text, its CNM and identity."""
+def chunk_document(hit: Hit, collection: str, how: dict[str, Any] | None = None) -> Document:
+    """One retrieved chunk as a LangChain ``Document``: its raw text, its CNM and identity,
+    and ``how`` it was found (the question's resolution)."""
     return Document(
         id=f"{collection}:{hit.id}",
         page_content=hit.text,
@@ -49,12 +54,22 @@ def chunk_document(hit: Hit, collection: str) -> Document:
             "score": hit.score,
             "char_start": hit.char_start,
             "char_end": hit.char_end,
+            **(how or {}),
         },
     )
 
 
+SEARCH_KWARGS = ("k", "search", "query_cnm", "ef_search")
+"""The settings a call may change (``retriever.invoke(q, k=2)``); the rest come from context."""
+
+
 class ChopRetriever(BaseRetriever):
-    """Top-``k`` chunks of a chop collection for a question (sync and async)."""
+    """Top-``k`` chunks of a chop collection for a question (sync and async).
+
+    At most ``k``: as ``ask`` does, chunks of other documents than the one the question names
+    are dropped (a question about the Coolwave 330C gets no 410X chunk). When none is about it
+    (it names a model no stored document covers) the closest chunks come back, marked
+    ``about_question: False``, where ``ask`` declines."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -62,17 +77,37 @@ class ChopRetriever(BaseRetriever):
     """Collection, database, embedder and search options; the rest from CHOP_* variables."""
     k: int | None = None
     """Chunks to return; None: ``context.k``."""
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Search settings for every call (SEARCH_KWARGS), as LangChain's VectorStoreRetriever."""
+
+    def run_context(self, kwargs: dict[str, Any]) -> Context:
+        """The context of one call: ``context``, then ``k`` and ``search_kwargs``, then the
+        call's own keyword arguments; one clear error for a keyword that is no search setting."""
+        given = {**self.search_kwargs, **kwargs}
+        unknown = sorted(set(given) - set(SEARCH_KWARGS))
+        if unknown:
+            raise ValueError(
+                f"ChopRetriever takes the search settings {', '.join(SEARCH_KWARGS)}; "
+                f"not {', '.join(map(repr, unknown))}"
+            )
+        return self.context.with_overrides(**{"k": self.k, **given})
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
+        ctx = self.run_context(kwargs)
         if not query.strip():
             return []
-        ctx = self.context
         store, embedder = store_for(ctx), get_embedder(ctx)
         store.open_collection(ctx.collection, embedder.name, embedder.dimension)
-        found = retrieve_for_question(ctx, store, query, embedder, k=self.k or ctx.k)
-        return [chunk_document(hit, ctx.collection) for hit in found.hits]
+        found = retrieve_for_question(ctx, store, query, embedder, k=ctx.k)
+        about = found.about()
+        how = {
+            "resolution": dict(resolution_state(found.resolution)),
+            "retrieval_note": found.note,
+            "about_question": bool(about),
+        }
+        return [chunk_document(hit, ctx.collection, how) for hit in about or found.hits]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -80,5 +115,5 @@ class ChopRetriever(BaseRetriever):
         # The store and the embedder are synchronous; a worker thread keeps the event loop free
         # (and carries the caller's use_models overrides, which live in a ContextVar).
         return await asyncio.to_thread(
-            self._get_relevant_documents, query, run_manager=run_manager.get_sync()
+            self._get_relevant_documents, query, run_manager=run_manager.get_sync(), **kwargs
         )

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 from typing import Any
 
 from langgraph_sdk import Auth
+
+from chop.config import env_setting
 
 API_KEYS_VARIABLE = "CHOP_API_KEYS"
 
@@ -32,7 +33,7 @@ auth = Auth()
 
 def api_keys() -> list[str]:
     """The keys the deployment accepts (read on every request: a restart is not needed)."""
-    return [key.strip() for key in os.environ.get(API_KEYS_VARIABLE, "").split(",") if key.strip()]
+    return [key.strip() for key in str(env_setting(API_KEYS_VARIABLE)).split(",") if key.strip()]
 
 
 def presented_key(headers: dict[bytes, bytes], authorization: str | None) -> str | None:

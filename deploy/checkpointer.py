@@ -20,7 +20,6 @@ folder, so ``langgraph dev --config path/to/langgraph.json`` would not find the 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,7 +29,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from chop.config import Context
+from chop.config import Context, env_setting
 from chop.pgserver import resolve_database_url
 from chop.store import release_embedded_server
 
@@ -85,7 +84,7 @@ async def _saver_on_pool(url: str) -> AsyncIterator[AsyncPostgresSaver]:
     pool = AsyncConnectionPool(
         url,
         min_size=1,
-        max_size=int(os.environ.get("CHOP_CHECKPOINTER_POOL_SIZE", "8")),
+        max_size=int(env_setting("CHOP_CHECKPOINTER_POOL_SIZE")),
         kwargs=CONNECTION_KWARGS,
         check=AsyncConnectionPool.check_connection,  # a restarted database: reconnect
         open=False,

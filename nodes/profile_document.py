@@ -38,7 +38,8 @@ def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[st
             {"event": "llm_failed", "task": "document_profile", "error": result.error}
         )
     stats = {**result.stats(), "profile_fallbacks": float(result.value is None)}
-    return {**profiled(document, result.value, runtime, stats), "stage_spans": result.spans}
+    made = profiled(document, result.value, runtime, stats, result.progress())
+    return {**made, "stage_spans": result.spans}
 
 
 def profiled(
@@ -46,14 +47,18 @@ def profiled(
     reply: DocumentProfileReply | None,
     runtime: Runtime[Context],
     stats: dict[str, float],
+    calls: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The profile from the rules and ``reply``, its warnings said and streamed."""
+    """The profile from the rules and ``reply``, its warnings said and streamed; the event
+    carries the LLM ``calls`` the profile took (the CLI counts them with the labels')."""
     profile = document_profile(document, reply)
     warnings: list[Problem] = []
     if note := instructions_note(profile):  # not followed; said once per document
         warnings.append(Problem(source=document["source"], reason=note))
         runtime.stream_writer({"event": "warning", **warnings[0]})
-    runtime.stream_writer({"event": "profiled", "doc_id": document["doc_id"], **profile})
+    runtime.stream_writer(
+        {"event": "profiled", "doc_id": document["doc_id"], **profile, **(calls or {})}
+    )
     return {
         "profile": profile,
         "warnings": warnings,

@@ -12,7 +12,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.answering import sources_about
 from chop.config import Context
 from chop.models import get_embedder
 from chop.query import clean_question
@@ -51,7 +50,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     found_sources = [to_source(i + 1, hit) for i, hit in enumerate(found.hits)]
     asked = found.question.model
     unknown = found.question.unknown_model
-    sources = sources_about(found_sources, found.documents, asked)
+    sources = [to_source(i + 1, hit) for i, hit in enumerate(found.about())]
     if not sources:  # none is about what the question names: shown as the closest, not used
         unknown, sources = unknown or asked, found_sources
     return {

@@ -130,3 +130,21 @@ def test_an_llm_outage_message_always_names_the_last_error(
     message = report["llm_unavailable"]
     assert "(last: )" not in message
     assert "(last: ConnectionError: the LLM endpoint refused the connection)" in message
+
+
+def test_ingest_of_a_path_that_does_not_exist_raises_a_named_error(
+    context: Context, tmp_path: Path
+) -> None:
+    """As `chop ingest /no/such/folder` exits 1: no report of zeros that reads as success."""
+    import asyncio
+
+    from chop.api import aingest
+    from chop.documents import PathNotFound
+
+    missing = str(tmp_path / "no-such-folder")
+    with pytest.raises(PathNotFound, match=f"^no such file or folder: {missing}$") as raised:
+        ingest(missing, context=context)
+    assert isinstance(raised.value, FileNotFoundError) and raised.value.paths == [missing]
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        asyncio.run(aingest([missing, missing + "-2"], context=context))
+    assert not store_for(context).collection_exists(context.collection), "nothing started"

@@ -101,3 +101,29 @@ def test_an_unreachable_database_is_one_line_without_traceback(
     lines = error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach the database: ")
     assert "Traceback" not in lines[0]
+
+
+def test_chop_docs_at_80_columns_shows_every_doc_id_whole(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    scripted: ScriptedChatModel,
+    cli_env: Context,
+    tmp_path: Path,
+) -> None:
+    """`chop delete` takes the doc_id `chop docs` shows: a long one is folded, never cut."""
+    folder = tmp_path / ("a-rather-long-folder-name-for-manuals-" * 2)
+    write_sample_corpus(folder)
+    monkeypatch.setenv("COLUMNS", "80")
+    try:
+        assert main(["ingest", str(folder), "--quiet", "--collection", cli_env.collection]) == 0
+        capsys.readouterr()
+        assert main(["docs", "--collection", cli_env.collection]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        stored = store_for(cli_env).documents(cli_env.collection)
+        assert all(len(line) <= 80 for line in lines)
+        first_column = "".join(line.split("│")[1].strip() for line in lines if line.count("│") > 2)
+        assert stored and all(len(doc_id) > 40 for doc_id in stored)
+        assert all(doc_id in first_column for doc_id in stored), first_column
+        assert "…" not in first_column
+    finally:
+        store_for(cli_env).drop_collection(cli_env.collection)
