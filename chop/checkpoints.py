@@ -18,6 +18,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from chop.store import CONNECTION_WAIT_S, Outage, outage_for
+from chop.store.locks import session_lock
 
 R = TypeVar("R")
 
@@ -28,6 +29,8 @@ SELECT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)
 GROUP BY thread_id
 HAVING max((checkpoint->>'ts')::timestamptz) < now() - %s * interval '1 day'
 """
+
+CHECKPOINTER_SETUP_LOCK = "chop-checkpointer-setup"  # shared with deploy/checkpointer.py
 
 # What PostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CHECKPOINT_CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -93,12 +96,11 @@ def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[Reconnectin
         saver.outage = outage_for(url)
 
         def set_up() -> None:
-            with pool.connection() as conn:
-                conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
-                try:
-                    saver.setup()
-                finally:
-                    conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
+            # The lock and the migrations on one autocommit connection, the lock waited for
+            # between tries (chop.store.locks): its CREATE INDEX CONCURRENTLY then waits for
+            # no worker that waits for this one.
+            with pool.connection() as conn, session_lock(conn, CHECKPOINTER_SETUP_LOCK):
+                PostgresSaver(conn).setup()  # type: ignore[arg-type]
 
         saver.outage.call(set_up, asks_database=True)
         yield saver

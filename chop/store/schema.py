@@ -15,6 +15,8 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from chop.config import validate_collection
+from chop.store.claims import CacheClaims
+from chop.store.locks import session_lock
 from chop.store.outage import CONNECTION_WAIT_S, asked_database, outage_for, through_outages
 from chop.store.records import CollectionRecord
 
@@ -137,11 +139,13 @@ class Schema:
             open=True,
         )
         self.outage = outage_for(url)
+        self.claims = CacheClaims(url)  # LLM cache keys being asked for (chop.store.claims)
         self._ready: set[tuple[str, int, str | None]] = set()
         self._existing: set[str] = set()
         self._embedder_checked: set[tuple[str, str, int]] = set()
 
     def close(self) -> None:
+        self.claims.close()
         self.pool.close()
 
     @contextmanager
@@ -291,15 +295,11 @@ class Schema:
 
 def _bootstrap(url: str) -> None:
     """Create the extension and the shared LLM cache table once per database."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext('chop-bootstrap'))")
-        try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute(CREATE_LLM_CACHE)
-            conn.execute(CREATE_COLLECTIONS)
-            _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
+    with psycopg.connect(url, autocommit=True) as conn, session_lock(conn, "chop-bootstrap"):
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(CREATE_LLM_CACHE)
+        conn.execute(CREATE_COLLECTIONS)
+        _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
 
 
 def _table_names(collection: str) -> tuple[str, str]:
