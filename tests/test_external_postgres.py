@@ -12,12 +12,14 @@ database does. A worker killed midway resumes when run again, nothing lost or do
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,12 +29,15 @@ from typing import Any
 
 import psycopg
 import pytest
+from langgraph.checkpoint.postgres import PostgresSaver
 
 from chop.api import ask
+from chop.checkpoints import durable_checkpointer
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.standalone_pg import StandaloneServer
 from chop.stub_llm import StubServer
+from deploy.checkpointer import setup_checkpoint_tables
 
 pytestmark = pytest.mark.external
 
@@ -215,6 +220,55 @@ def answer(db: Database, stub: StubServer, data_dir: Path) -> dict[str, Any]:
     )  # fmt: skip
     result = ask(QUESTION, context=ctx)
     return {"answer": result["answer"], "sources": [s["doc_id"] for s in result["sources"]]}
+
+
+SETUP_WORKERS = 6
+SETUP_TIMEOUT_S = 120
+
+
+def set_up_checkpointer(url: str, kind: str) -> None:
+    if kind == "ingest":  # what `chop ingest` (durable) opens
+        with durable_checkpointer(url):
+            pass
+    else:  # what the LangGraph server's checkpointer factory runs (deploy/checkpointer.py)
+        asyncio.run(setup_checkpoint_tables(url))
+
+
+@pytest.mark.parametrize("kind", ["ingest", "server"])
+def test_the_checkpointer_tables_are_set_up_by_many_workers_at_once_without_a_hang(
+    server: StandaloneServer, kind: str
+) -> None:
+    """The setup's CREATE INDEX CONCURRENTLY waits for every older transaction; a worker
+    blocked in pg_advisory_lock was one, waiting for the lock's holder: a hang before."""
+    db = fresh_database(server)
+    barrier = threading.Barrier(SETUP_WORKERS)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            set_up_checkpointer(db.url, kind)
+        except BaseException as exc:  # the test reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(SETUP_WORKERS)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    for t in threads:
+        t.join(timeout=max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() for t in threads):
+        waits = activity(db)
+        with server.admin() as admin:  # let the stuck threads go
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE datname = %s", (db.name,))  # fmt: skip
+        pytest.fail(f"checkpointer setup still running after {SETUP_TIMEOUT_S} s: {waits}")
+    assert errors == []
+    migrations = query(db, "SELECT count(*) FROM checkpoint_migrations")[0][0]
+    assert migrations == len(PostgresSaver.MIGRATIONS)
+    indexes = query(db, "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                        "WHERE c.relname LIKE 'checkpoint%%' AND NOT i.indisvalid")  # fmt: skip
+    assert indexes == [(0,)], "an index left invalid by an interrupted concurrent build"
 
 
 def batches_of(corpus: list[Path]) -> list[list[Path]]:
