@@ -32,6 +32,7 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from chop.api import ask
+from chop.cli import main
 from chop.checkpoints import durable_checkpointer
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
@@ -330,3 +331,28 @@ def test_a_worker_killed_midway_resumes_and_nothing_is_lost_or_doubled(
     paid = stub.requests - before
     # Only answers in flight when the worker died (at most its concurrency) are paid again.
     assert reference.requests <= paid <= reference.requests + int(SETTINGS["CHOP_MAX_CONCURRENCY"])
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_the_sql_in_one_line(
+    server: StandaloneServer,
+    stub: StubServer,
+    corpus: list[Path],
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name = f"chop_{uuid.uuid4().hex[:10]}"
+    url = server.create_database(name, owner="chop_app", password="app-pw", vector=False)
+    for name_, value in worker_env(Database(url, name), stub, data_dir).items():
+        monkeypatch.setenv(name_, value)
+    assert main(["ingest", str(corpus[0]), "--collection", COLLECTION, "--quiet"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert lines == [
+        f"error: the role 'chop_app' may not create the pgvector extension in database "
+        f"'{name}' on 127.0.0.1:{server.port}; a superuser must run there once: "
+        "CREATE EXTENSION vector;"
+    ]
+    with server.admin(name) as admin:  # what the line says, done: the next run works
+        admin.execute("CREATE EXTENSION vector")
+    assert main(["ingest", str(corpus[0]), "--collection", COLLECTION, "--quiet",
+                 "--no-durable"]) == 0  # fmt: skip

@@ -16,7 +16,7 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -51,7 +51,9 @@ def session_lock(
     try:
         yield
     finally:
-        conn.execute(UNLOCK, (name,))
+        if not conn.broken:  # a lost session has lost its locks: nothing to release
+            with suppress(psycopg.OperationalError):
+                conn.execute(UNLOCK, (name,))
 
 
 @asynccontextmanager
@@ -65,4 +67,6 @@ async def async_session_lock(conn: psycopg.AsyncConnection[Any], name: str) -> A
     try:
         yield
     finally:
-        await conn.execute(UNLOCK, (name,))
+        if not conn.broken:
+            with suppress(psycopg.OperationalError):
+                await conn.execute(UNLOCK, (name,))

@@ -159,7 +159,7 @@ class Schema:
     def connection(self) -> Iterator[psycopg.Connection]:
         """A checked connection from the pool; a call that gets one and succeeds ends an
         outage that began before it asked (Outage)."""
-        with self.pool.connection() as conn:
+        with self.pool.connection(timeout=self.outage.connection_wait_s()) as conn:
             asked_database.set(True)  # this call's answer comes from the database
             yield conn
 
