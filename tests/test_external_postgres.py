@@ -32,8 +32,8 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from chop.api import ask
-from chop.cli import main
 from chop.checkpoints import durable_checkpointer
+from chop.cli import main
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.standalone_pg import StandaloneServer
