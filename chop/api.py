@@ -11,10 +11,12 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -26,6 +28,8 @@ from langgraph.types import StateSnapshot
 from chop.config import Context
 from chop.documents import PathNotFound, SourceDocument, missing_paths, source_documents
 from chop.state import add_counts
+
+log = logging.getLogger("chop.api")
 
 Event = dict[str, Any]
 P = ParamSpec("P")
@@ -85,23 +89,58 @@ def ingest(
     if durable and checkpointer is None:
         from chop.checkpoints import durable_checkpointer
         from chop.pgserver import resolve_database_url
-        from chop.store import outage_for
+        from chop.store import store_for
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
-        outage_for(url).bound_s = ctx.database_outage_s
+        # The store first: a database that is unreachable, or lacks pgvector, when the run
+        # starts is one line now, not a wait for the outage bound in the checkpointer's setup.
+        store_for(ctx)  # also gives the database's Outage this run's bound
         with durable_checkpointer(url) as saver:
             inputs, contents = input_keys(ctx, payload)
             thread_id = thread_id or f"ingest-{ctx.collection}-{inputs}-{contents}"
-            for stale in saver.threads_with_prefix(f"ingest-{ctx.collection}-{inputs}-"):
-                if stale != thread_id:  # the same inputs as they were on disk before: stale
-                    saver.delete_thread(stale)
-            for abandoned in saver.threads_idle_since("ingest-", ctx.checkpoint_retention_days):
-                if abandoned != thread_id:  # killed long ago and never run again
-                    saver.delete_thread(abandoned)
-            report = _run_ingest(ctx, payload, on_event, saver, thread_id)
-            saver.delete_thread(thread_id)  # finished: its checkpoints have no further use
-            return report
+            with one_run_per_thread(url, thread_id):
+                return _run_durable(ctx, payload, on_event, saver, thread_id, inputs)
     return _run_ingest(ctx, payload, on_event, checkpointer, thread_id)
+
+
+@contextmanager
+def one_run_per_thread(url: str, thread_id: str) -> Iterator[None]:
+    """Hold ``thread_id`` for this process while its run goes on: the same ingest started
+    twice at once (two workers given one batch) waits for the first instead of running the
+    same checkpointed thread from two processes; it then finds the documents unchanged.
+    The lock goes with the connection if this process dies, and the thread can resume."""
+    import psycopg
+
+    from chop.store.locks import session_lock
+
+    def waiting() -> None:
+        log.warning("another process is running this ingest (%s); waiting for it", thread_id)
+
+    with (
+        psycopg.connect(url, autocommit=True) as conn,
+        session_lock(conn, f"chop-ingest/{thread_id}", waiting=waiting),
+    ):
+        yield
+
+
+def _run_durable(
+    ctx: Context,
+    payload: dict[str, Any],
+    on_event: Callable[[Event], None] | None,
+    saver: Any,
+    thread_id: str,
+    inputs: str,
+) -> dict[str, Any]:
+    """A checkpointed run: stale and abandoned threads dropped first, its own when done."""
+    for stale in saver.threads_with_prefix(f"ingest-{ctx.collection}-{inputs}-"):
+        if stale != thread_id:  # the same inputs as they were on disk before: stale
+            saver.delete_thread(stale)
+    for abandoned in saver.threads_idle_since("ingest-", ctx.checkpoint_retention_days):
+        if abandoned != thread_id:  # killed long ago and never run again
+            saver.delete_thread(abandoned)
+    report = _run_ingest(ctx, payload, on_event, saver, thread_id)
+    saver.delete_thread(thread_id)  # finished: its checkpoints have no further use
+    return report
 
 
 def path_list(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> list[str]:

@@ -8,7 +8,7 @@ needs: from a checked pool, its calls waiting out a database outage like the sto
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -18,6 +18,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from chop.store import CONNECTION_WAIT_S, Outage, outage_for
+from chop.store.locks import session_lock
 
 R = TypeVar("R")
 
@@ -28,6 +29,8 @@ SELECT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)
 GROUP BY thread_id
 HAVING max((checkpoint->>'ts')::timestamptz) < now() - %s * interval '1 day'
 """
+
+CHECKPOINTER_SETUP_LOCK = "chop-checkpointer-setup"  # shared with deploy/checkpointer.py
 
 # What PostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CHECKPOINT_CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -45,6 +48,14 @@ class ReconnectingPostgresSaver(PostgresSaver):
     """
 
     outage: Outage = Outage()  # durable_checkpointer gives each saver its database's
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # PostgresSaver runs every call under one threading.Lock, which guards its single
+        # connection; from a pool each call has its own. Under that lock, calls queued behind
+        # one waiting out an outage waited their turn unbounded: a durable run outlived
+        # CHOP_DATABASE_OUTAGE_S until the database came back (issue 36).
+        self.lock = nullcontext()  # type: ignore[assignment]
 
     def _waiting(self, call: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         return self.outage.call(lambda: call(*args, **kwargs), asks_database=True)
@@ -77,10 +88,22 @@ class ReconnectingPostgresSaver(PostgresSaver):
             return [row["thread_id"] for row in cur.fetchall()]
 
 
+class _OutagePool(ConnectionPool):
+    """A pool whose waits for a connection are bounded by the outage's time left
+    (Outage.connection_wait_s), as the store's are."""
+
+    outage: Outage = Outage()
+
+    def connection(self, timeout: float | None = None) -> Any:
+        return super().connection(
+            timeout=self.outage.connection_wait_s() if timeout is None else timeout
+        )
+
+
 @contextmanager
 def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[ReconnectingPostgresSaver]:
     """A checkpointer for durable ingests in chop's own database, its tables set up."""
-    with ConnectionPool(
+    with _OutagePool(
         url,
         min_size=1,
         max_size=max_size,
@@ -90,15 +113,14 @@ def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[Reconnectin
         open=True,
     ) as pool:
         saver = ReconnectingPostgresSaver(conn=pool)  # type: ignore[arg-type]
-        saver.outage = outage_for(url)
+        saver.outage = pool.outage = outage_for(url)
 
         def set_up() -> None:
-            with pool.connection() as conn:
-                conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
-                try:
-                    saver.setup()
-                finally:
-                    conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
+            # The lock and the migrations on one autocommit connection, the lock waited for
+            # between tries (chop.store.locks): its CREATE INDEX CONCURRENTLY then waits for
+            # no worker that waits for this one.
+            with pool.connection() as conn, session_lock(conn, CHECKPOINTER_SETUP_LOCK):
+                PostgresSaver(conn).setup()  # type: ignore[arg-type]
 
         saver.outage.call(set_up, asks_database=True)
         yield saver

@@ -80,7 +80,10 @@ class Context:
     database_url: str = _setting(
         "CHOP_DATABASE_URL",
         "",
-        "PostgreSQL URL with pgvector. Empty: start the embedded server in data_dir.",
+        "PostgreSQL URL with pgvector (a superuser runs CREATE EXTENSION vector once; chop then "
+        "needs no special rights). Unset: the embedded server in data_dir, created under a file "
+        "lock by the first of several processes and stopped by a watchdog once no process using "
+        "it is alive; set but empty: the same, with a warning line. Set it in production.",
     )
     data_dir: str = _setting(
         "CHOP_DATA_DIR",

@@ -254,13 +254,29 @@ def structured_call(
     """Ask the chat model for one ``schema`` value; cached, retried, never raising."""
     model_identity = chat_model_identity(ctx)
     key = cache_key(model_identity, schema, messages)
-    if store is not None and ctx.use_cache:
-        hit = _cache_get(store, key)
+    if store is None or not ctx.use_cache:
+        return _asked(ctx, store, task, messages, schema, model_identity, key)
+    # A claim: a prompt that another worker (or task) is asking right now is waited for and
+    # read from the cache, not paid twice (chop.store.claims).
+    with store.claims.claim(key, lambda: _cache_get(store, key)) as hit:
         if hit is not None:
             try:
                 return CallResult(parse_reply(hit, schema), cached=True)
             except InvalidOutput:
                 pass  # schema changed since it was stored: ask again
+        return _asked(ctx, store, task, messages, schema, model_identity, key)
+
+
+def _asked(
+    ctx: Context,
+    store: Store | None,
+    task: str,
+    messages: list[BaseMessage],
+    schema: type[SchemaT],
+    model_identity: str,
+    key: str,
+) -> CallResult[SchemaT]:
+    """The model's answer (retried within the deadline), kept in the cache."""
     down = _endpoint_down(model_identity)
     if down is not None:
         return CallResult(None, error=down)

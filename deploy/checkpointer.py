@@ -29,9 +29,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from chop.checkpoints import CHECKPOINTER_SETUP_LOCK
 from chop.config import Context, env_setting
 from chop.pgserver import resolve_database_url
 from chop.store import release_embedded_server
+from chop.store.locks import async_session_lock
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -55,13 +57,14 @@ def checkpointer_database_url() -> str:
 
 
 async def setup_checkpoint_tables(url: str) -> None:
-    """Create or migrate the saver's tables; an advisory lock keeps concurrent workers apart."""
-    async with await AsyncConnection.connect(url, **CONNECTION_KWARGS) as conn:  # type: ignore[arg-type]
-        await conn.execute("SELECT pg_advisory_lock(hashtext('chop-checkpointer-setup'))")
-        try:
-            await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(hashtext('chop-checkpointer-setup'))")
+    """Create or migrate the saver's tables; an advisory lock keeps concurrent workers apart,
+    waited for between tries (chop.store.locks): a blocked ``pg_advisory_lock`` would hold the
+    snapshot that the holder's ``CREATE INDEX CONCURRENTLY`` waits for."""
+    async with (
+        await AsyncConnection.connect(url, **CONNECTION_KWARGS) as conn,  # type: ignore[arg-type]
+        async_session_lock(conn, CHECKPOINTER_SETUP_LOCK),
+    ):
+        await AsyncPostgresSaver(conn).setup()  # type: ignore[arg-type]
 
 
 @asynccontextmanager

@@ -132,12 +132,12 @@ class FaultRun:
 
     # ----------------------------------------------------------------- running the CLI
     def env(self, port: int) -> dict[str, str]:
-        return {
-            **os.environ,
+        inherited = {k: v for k, v in os.environ.items() if k != "CHOP_DATABASE_URL"}
+        return {  # CHOP_DATABASE_URL unset: the embedded server (set but empty would warn)
+            **inherited,
             "PYTHONPATH": str(ROOT),
             "HF_HUB_OFFLINE": "1",
             "LANGSMITH_TRACING": "false",
-            "CHOP_DATABASE_URL": "",
             "CHOP_DATA_DIR": str(self.data_dir),
             "CHOP_CHAT_PROVIDER": "openai",
             "CHOP_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",

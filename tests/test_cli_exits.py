@@ -21,7 +21,10 @@ from tests.fakes import ScriptedChatModel
 def cli_env(monkeypatch: pytest.MonkeyPatch, context: Context) -> Context:
     """The CLI reads its settings from the environment: point it at the test database."""
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
+    if context.database_url:  # unset, not empty: empty warns (chop.pgserver)
+        monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
+    else:
+        monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
     monkeypatch.setenv("CHOP_USE_CACHE", "0")
     return context
 

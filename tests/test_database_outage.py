@@ -15,7 +15,8 @@ from chop.api import ingest
 from chop.cli import main
 from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
-from chop.store import DatabaseUnavailable, Store
+from chop.store import CONNECTION_WAIT_S, DatabaseUnavailable, Store
+from chop.store.outage import PROBE_S
 from tests.database import ingest_running, start_database, stop_database
 from tests.fakes import ScriptedChatModel, slowed
 
@@ -109,3 +110,48 @@ def test_psycopg_closing_a_cut_connection_is_not_a_second_line(
     )
     logging.getLogger("psycopg").warning("any other warning of psycopg")
     assert [r.getMessage() for r in caplog.records] == ["any other warning of psycopg"]
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["plain", "durable"])
+def test_an_outage_longer_than_the_bound_mid_run_ends_it_at_the_bound_in_both_modes(
+    context: Context,
+    store: Store,
+    scripted: ScriptedChatModel,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    durable: bool,
+) -> None:
+    """Issue 36: a durable run waited out a 90 s outage past a 30 s bound, then failed saying
+    "unreachable for 30 s". Both modes stop at the bound, with the same one message, while
+    the database is still down."""
+    folder = tmp_path / "corpus"
+    write_sample_corpus(folder)
+    scripted.responder = slowed(0.05)
+    bound_s, down_s = 4.0, 60.0
+    ctx = context.with_overrides(
+        continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
+        database_outage_s=bound_s,
+    )  # fmt: skip
+    caplog.set_level(logging.WARNING, logger="chop.store")
+    with ingest_running(folder, ctx, scripted, calls=10, durable=durable) as outcome:
+        options = stop_database(ctx.data_dir)
+        stopped = time.monotonic()
+        try:
+            while "report" not in outcome and "error" not in outcome:
+                if time.monotonic() - stopped > down_s:
+                    break
+                time.sleep(0.1)
+            ended_after = time.monotonic() - stopped
+        finally:
+            start_database(ctx.data_dir, options)
+    assert "error" in outcome, "the run cannot have finished without its database"
+    assert isinstance(outcome["error"], DatabaseUnavailable), repr(outcome["error"])
+    assert str(outcome["error"]).startswith(
+        f"the database has been unreachable for {bound_s:.0f} s"
+    )
+    # the bound, plus the wait of calls already waiting for a connection when the outage
+    # began (CONNECTION_WAIT_S), a last short try (PROBE_S) and a backoff step
+    limit = bound_s + CONNECTION_WAIT_S + PROBE_S + 10
+    assert ended_after < limit, f"ended {ended_after:.0f} s into the outage (limit {limit:.0f})"
+    lines = outage_lines(caplog)
+    assert not any(line.startswith("database back") for line in lines), lines

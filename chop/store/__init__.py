@@ -30,7 +30,7 @@ from chop.store.records import (
     SearchFilter,
     embedding_key,
 )
-from chop.store.schema import EmbedderMismatch, UnknownCollection
+from chop.store.schema import DatabaseNotReady, EmbedderMismatch, UnknownCollection
 from chop.store.search import EXACT_SCAN_ROWS, RRF_K, Search
 from chop.store.writes import Writes
 
@@ -41,6 +41,7 @@ __all__ = [
     "RRF_K",
     "ChunkRow",
     "CollectionRecord",
+    "DatabaseNotReady",
     "DatabaseUnavailable",
     "DocumentRecord",
     "EmbedderMismatch",

@@ -36,6 +36,7 @@ log = logging.getLogger("chop.store")  # one logger for the store, whichever mod
 P = ParamSpec("P")
 DEFAULT_OUTAGE_S = 900.0  # Context.database_outage_s
 CONNECTION_WAIT_S = 10.0  # one wait for a pooled connection; an outage is waited out in several
+PROBE_S = 2.0  # the wait of a call made after an outage outlasted its bound
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -84,11 +85,25 @@ class Outage:
         try:
             return retrying(attempt)
         except tenacity.RetryError as gave_up:
-            raise DatabaseUnavailable(
-                f"the database has been unreachable for {self.bound_s:.0f} s "
-                f"(last: {self.last_error}); what finished is stored, and the same command "
-                "resumes once it is back"
-            ) from gave_up.last_attempt.exception()
+            raise DatabaseUnavailable(self._gave_up()) from gave_up.last_attempt.exception()
+
+    def _gave_up(self) -> str:
+        return (
+            f"the database has been unreachable for {self.bound_s:.0f} s "
+            f"(last: {self.last_error}); what finished is stored, and the same command "
+            "resumes once it is back"
+        )
+
+    def connection_wait_s(self) -> float:
+        """How long one call may wait for a pooled connection: CONNECTION_WAIT_S, or what is
+        left of the bound during an outage (so a run ends at the bound, not a wait later)."""
+        started = self.started
+        if started is None:
+            return CONNECTION_WAIT_S
+        left = self.bound_s - (time.monotonic() - started)
+        if left <= 0:  # past it: one short try (the pool connects anew when it is empty),
+            return PROBE_S  # so calls queued behind the outage end at once unless it is over
+        return max(PROBE_S, min(CONNECTION_WAIT_S, left + 0.5))
 
     def _outlasted(self, state: tenacity.RetryCallState) -> bool:
         """Record a failed call; True when the outage has lasted longer than the bound. A call

@@ -15,8 +15,12 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from chop.config import validate_collection
+from chop.store.claims import CacheClaims
+from chop.store.locks import session_lock
 from chop.store.outage import CONNECTION_WAIT_S, asked_database, outage_for, through_outages
 from chop.store.records import CollectionRecord
+
+CONNECT_TIMEOUT_S = 10  # a host that drops packets fails in this time, not the kernel's minutes
 
 
 class UnknownCollection(ValueError):
@@ -137,11 +141,13 @@ class Schema:
             open=True,
         )
         self.outage = outage_for(url)
+        self.claims = CacheClaims(url)  # LLM cache keys being asked for (chop.store.claims)
         self._ready: set[tuple[str, int, str | None]] = set()
         self._existing: set[str] = set()
         self._embedder_checked: set[tuple[str, str, int]] = set()
 
     def close(self) -> None:
+        self.claims.close()
         self.pool.close()
 
     @contextmanager
@@ -153,7 +159,7 @@ class Schema:
     def connection(self) -> Iterator[psycopg.Connection]:
         """A checked connection from the pool; a call that gets one and succeeds ends an
         outage that began before it asked (Outage)."""
-        with self.pool.connection() as conn:
+        with self.pool.connection(timeout=self.outage.connection_wait_s()) as conn:
             asked_database.set(True)  # this call's answer comes from the database
             yield conn
 
@@ -289,17 +295,50 @@ class Schema:
         self._existing.discard(collection)
 
 
+class DatabaseNotReady(RuntimeError):
+    """The database cannot hold chop's tables as it is (pgvector missing, or not this role's
+    to create): one line saying what its administrator must do."""
+
+
 def _bootstrap(url: str) -> None:
     """Create the extension and the shared LLM cache table once per database."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext('chop-bootstrap'))")
-        try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute(CREATE_LLM_CACHE)
-            conn.execute(CREATE_COLLECTIONS)
-            _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(hashtext('chop-bootstrap'))")
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.ProgrammingError as exc:  # not a URL libpq can read
+        raise ValueError(
+            f"CHOP_DATABASE_URL is not a PostgreSQL URL ({_first_line(exc)}); expected "
+            "postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+        ) from None
+    with conn, session_lock(conn, "chop-bootstrap"):
+        _create_vector_extension(conn)
+        conn.execute(CREATE_LLM_CACHE)
+        conn.execute(CREATE_COLLECTIONS)
+        _rename_columns(conn, "chop_llm_cache", RENAMED_CACHE_COLUMNS)
+
+
+def _create_vector_extension(conn: psycopg.Connection[Any]) -> None:
+    """``CREATE EXTENSION IF NOT EXISTS vector``, its failures said in one line each."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return  # made by an administrator: this role needs no right to create it
+    where = f"database {conn.info.dbname!r} on {conn.info.host}:{conn.info.port}"
+    try:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege:
+        raise DatabaseNotReady(
+            f"the role {conn.info.user!r} may not create the pgvector extension in {where}; "
+            "a superuser must run there once: CREATE EXTENSION vector;"
+        ) from None
+    except (psycopg.errors.UndefinedFile, psycopg.errors.FeatureNotSupported) as exc:
+        raise DatabaseNotReady(
+            f"pgvector is not installed on the server of {where} ({_first_line(exc)}); "
+            "install it there (e.g. Debian: apt install postgresql-<version>-pgvector), then "
+            "a superuser runs: CREATE EXTENSION vector;"
+        ) from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _table_names(collection: str) -> tuple[str, str]:
