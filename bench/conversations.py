@@ -260,8 +260,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not (args.reuse and store.collection_exists(COLLECTION)):
         log(f"ingesting {len(manual_list)} manuals into {COLLECTION} (default Context)")
         stats = index_chop(Context(), store, COLLECTION, [m.loaded for m in manual_list])
-        costs = {"chunks": stats.chunks, "llm_calls": stats.llm_calls,
-                 "cache_hits": stats.cache_hits, "index_seconds": round(stats.index_seconds, 1)}  # fmt: skip
+        costs = {
+            "chunks": stats.chunks,
+            "llm_calls": stats.llm_calls,
+            "cache_hits": stats.cache_hits,
+            "index_seconds": round(stats.index_seconds, 1),
+        }
         log(f"ingested: {costs}")
     if args.ingest_only:
         return {}

@@ -62,8 +62,12 @@ def test_chop_ask_thread_follows_up_and_chop_threads_lists_and_deletes(
     context: Context, store, scripted, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
     ctx = twin_manuals(context)
-    for name, value in (("CHOP_DATA_DIR", ctx.data_dir), ("CHOP_DATABASE_URL", ctx.database_url),
-                        ("CHOP_ANSWER", "quote"), ("CHOP_COLLECTION", ctx.collection)):
+    for name, value in (
+        ("CHOP_DATA_DIR", ctx.data_dir),
+        ("CHOP_DATABASE_URL", ctx.database_url),
+        ("CHOP_ANSWER", "quote"),
+        ("CHOP_COLLECTION", ctx.collection),
+    ):
         monkeypatch.setenv(name, value)  # fmt: skip
     question = "How often do I clean the filter of the Coolwave 225B?"
     assert main(["ask", question, "--thread", "t1"]) == 0
