@@ -27,8 +27,8 @@ Devices are written as people write them (bench.device_naming.pick_variant: "Not
     ("[<device>] <question>", the data README's template);
   - ``alone``: the turn's words asked alone (what chop did before conversations).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
-Answers are extractive (Context.answer = "quote"): the sources measured are the ones the
-default answer mode gets, without an LLM call per turn.
+Default Context throughout: answers are extractive (Context.answer = "quote"), so a turn asks
+the LLM nothing unless its question is a yes/no one.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def markdown(results: dict[str, Any]) -> str:
             "# Conversations — follow-ups on 11 near-identical phone manuals",
             "",
             f"{s['date']} · embedder {s['embedder']} · {s['manuals']} manuals · {s['threads']} "
-            f"threads of 6 turns (seed {s['seed']}) · default Context, answers extractive",
+            f"threads of 6 turns (seed {s['seed']}) · default Context",
             "",
             "thread: the turn in its conversation; ceiling: the question it stands for asked "
             "alone with its device named; alone: the turn's words asked alone (before "
@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ingest_only:
         return {}
     started = time.perf_counter()
-    records = run_threads(ctx.with_overrides(answer="quote"), threads, manuals)
+    records = run_threads(ctx, threads, manuals)
     kinds = dict.fromkeys(r["kind"] for r in records)
     groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
     groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
@@ -292,7 +292,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "threads": len(threads),
             "seed": args.seed,
             "collection": COLLECTION,
-            "answer": "quote (extractive: no LLM call per turn; the same sources)",
+            "answer": ctx.answer,
         },
         "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
         "groups": groups,
