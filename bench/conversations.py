@@ -27,13 +27,17 @@ Devices are written as people write them (bench.device_naming.pick_variant: "Not
     ("[<device>] <question>", the data README's template);
   - ``alone``: the turn's words asked alone (what chop did before conversations).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
-Default Context throughout: answers are extractive (Context.answer = "quote"), so a turn asks
-the LLM nothing unless its question is a yes/no one.
+Default Context throughout (answers extractive, Context.answer = "quote"), with one exception
+(``--verdicts stub``, the default): the yes/no verdict a yes/no question asks the LLM for comes
+from chop.stub_llm (zero latency). It changes no source, which is all that is measured; the
+local model took minutes per verdict on the contended 2-core machine (``--verdicts local``
+runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
@@ -62,10 +66,11 @@ from chop.api import ask, conversations
 from chop.config import Context
 from chop.models import get_embedder
 from chop.store import store_for
+from chop.stub_llm import serve_stub
 
 SUBSET = "conversations"
 SEED = 35
-THREADS = 30
+THREADS = 24
 COLLECTION = "bench_conversations"
 PHONES = (
     "s10_manual_corpus.json",
@@ -173,9 +178,16 @@ def scored(result: dict[str, Any], manual: Manual, question: Question) -> dict[s
 
 
 def run_threads(
-    ctx: Context, threads: Sequence[list[Turn]], manuals: dict[str, Manual]
+    ctx: Context,
+    threads: Sequence[list[Turn]],
+    manuals: dict[str, Manual],
+    partial: Path | None = None,
 ) -> list[dict[str, Any]]:
+    """Every turn of every thread, measured three ways; each finished thread's records are
+    appended to ``partial`` (a run cut short still leaves them)."""
     records: list[dict[str, Any]] = []
+    if partial is not None:
+        partial.write_text("", "utf-8")
     with conversations(ctx) as talk:
         for number, thread in enumerate(threads):
             thread_id = f"bench-{number}"
@@ -200,6 +212,10 @@ def run_threads(
                         "alone": scored(alone, manual, turn.question),
                     }
                 )
+            if partial is not None:
+                with partial.open("a", encoding="utf-8") as out:
+                    for record in records[-len(thread) :]:
+                        out.write(json.dumps(record) + "\n")
             log(f"thread {number + 1}/{len(threads)} done")
     return records
 
@@ -270,7 +286,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ingest_only:
         return {}
     started = time.perf_counter()
-    records = run_threads(ctx, threads, manuals)
+    with contextlib.ExitStack() as stack:
+        if args.verdicts == "stub":
+            base_url = stack.enter_context(serve_stub(latency=(0.0, 0.0)))
+            ctx = ctx.with_overrides(
+                chat_provider="openai", openai_base_url=f"{base_url}/v1", chat_model="stub"
+            )
+        records = run_threads(ctx, threads, manuals, out / "partial.jsonl")
     kinds = dict.fromkeys(r["kind"] for r in records)
     groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
     groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
@@ -293,6 +315,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "seed": args.seed,
             "collection": COLLECTION,
             "answer": ctx.answer,
+            "verdicts": args.verdicts,
         },
         "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
         "groups": groups,
@@ -312,6 +335,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=THREADS, help="conversations to run")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--reuse", action="store_true", help="reuse the collection if it exists")
+    p.add_argument(
+        "--verdicts",
+        choices=["stub", "local"],
+        default="stub",
+        help="the LLM of yes/no verdicts (no source depends on it; default: the stub)",
+    )
     p.add_argument("--ingest-only", action="store_true", help="only (re)build the collection")
     return p
 
