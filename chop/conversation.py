@@ -277,8 +277,10 @@ def own_topic(question: str, cards: Sequence[DocumentCard]) -> str:
     kept = [
         s
         for s in sentences
-        if (t := without_names(s, cards)) == s
-        and not any(among(w, vocabulary) for w in words_of(s))
+        if (
+            (t := without_names(s, cards)) == s
+            and not any(among(w, vocabulary) for w in words_of(s))
+        )
         or not all(w in _OWNING or among(w, vocabulary) for w in words_of(t))
     ]
     topic = without_names(" ".join(kept), cards) if kept else ""
