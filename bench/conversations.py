@@ -26,6 +26,8 @@ Devices are written as people write them (bench.device_naming.pick_variant: "Not
   - ``ceiling``: the question it stands for asked alone with its device named
     ("[<device>] <question>", the data README's template);
   - ``alone``: the turn's words asked alone (what chop did before conversations).
+The thread runs the whole chat graph; ceiling and alone run the answer graph up to its
+retrieve node (the sources are final there).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
 Default Context throughout (answers extractive, Context.answer = "quote"), with one exception
 (``--verdicts stub``, the default): the yes/no verdict a yes/no question asks the LLM for comes
@@ -42,11 +44,15 @@ import json
 import random
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.device_naming import pick_variant
 from bench.emanual import DEFAULT_OUT, index_chop, overlaps, resolve_data
@@ -62,15 +68,16 @@ from bench.emanual_data import (
 )
 from bench.metrics import mean
 from bench.report import dumps_plain, log, md_table, script_parser, write_report
-from chop.api import ask, conversations
+from chop.api import conversations
 from chop.config import Context
 from chop.models import get_embedder
 from chop.store import store_for
 from chop.stub_llm import serve_stub
+from graphs.answer import build_answer_graph
 
 SUBSET = "conversations"
 SEED = 35
-THREADS = 24
+THREADS = 12
 COLLECTION = "bench_conversations"
 PHONES = (
     "s10_manual_corpus.json",
@@ -177,6 +184,23 @@ def scored(result: dict[str, Any], manual: Manual, question: Question) -> dict[s
     return {"doc@1": right, "hit@1": bool(hit), "top": f"{top['doc_title']}#{top['chunk_index']}"}
 
 
+def alone_sources(ctx: Context, question: str) -> dict[str, Any]:
+    """The sources a one-off question gets: the answer graph stopped after its retrieve node
+    (the sources are final there; generate only writes the answer, and measuring it thrice
+    per turn would not fit the time the contended machine has)."""
+    global _RETRIEVAL_ONLY
+    if _RETRIEVAL_ONLY is None:
+        _RETRIEVAL_ONLY = build_answer_graph().builder.compile(
+            checkpointer=InMemorySaver(), interrupt_after=["retrieve"]
+        )
+    config: RunnableConfig = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    _RETRIEVAL_ONLY.invoke({"question": question}, config=config, context=ctx)
+    return dict(_RETRIEVAL_ONLY.get_state(config).values)
+
+
+_RETRIEVAL_ONLY: Any = None
+
+
 def run_threads(
     ctx: Context,
     threads: Sequence[list[Turn]],
@@ -195,8 +219,8 @@ def run_threads(
             for position, turn in enumerate(thread, start=1):
                 manual = manuals[turn.device]
                 in_thread = talk.ask(turn.text, thread_id)
-                ceiling = ask(turn.ceiling(), context=ctx)
-                alone = ask(turn.text, context=ctx)
+                ceiling = alone_sources(ctx, turn.ceiling())
+                alone = alone_sources(ctx, turn.text)
                 records.append(
                     {
                         "thread_no": number,
