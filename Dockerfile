@@ -22,7 +22,7 @@ RUN cd /deps/main && PYTHONDONTWRITEBYTECODE=1 \
 # The graphs, and the checkpointer factory (checkpoints in chop's own database,
 # CHOP_DATABASE_URL). Run with -e LANGGRAPH_CHECKPOINTER= to use the server's built-in one.
 # Named as installed modules, exactly as langgraph.json names them.
-ENV LANGSERVE_GRAPHS='{"ingest": "deploy.graphs:ingest", "decide_cnm": "deploy.graphs:decide_cnm", "answer": "deploy.graphs:answer"}'
+ENV LANGSERVE_GRAPHS='{"ingest": "deploy.graphs:ingest", "decide_cnm": "deploy.graphs:decide_cnm", "answer": "deploy.graphs:answer", "chat": "deploy.graphs:chat"}'
 ENV LANGGRAPH_CHECKPOINTER='{"path": "deploy.checkpointer.postgres_checkpointer"}'
 # Who may call (deploy/auth.py): set CHOP_API_KEYS at run time; without it the server answers
 # only requests from inside the container, so every outside request is refused.

@@ -23,6 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk.runtime import ServerRuntime
 
 from graphs.answer import graph as answer_graph
+from graphs.chat import graph as chat_graph
 from graphs.checked import refuse_server_context
 from graphs.ingest import decide_cnm as decide_cnm_graph
 from graphs.ingest import graph as ingest_graph
@@ -50,3 +51,9 @@ def answer(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The answer graph, for a run whose context sets only what a caller may choose."""
     _checked_context(runtime)
     return answer_graph
+
+
+def chat(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The conversation graph, for a run whose context sets only what a caller may choose."""
+    _checked_context(runtime)
+    return chat_graph
