@@ -303,12 +303,18 @@ def _asked(
             if deadline is None:
                 deadline = time.monotonic() + ctx.llm_deadline_s
             timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
-            with timed("llm", spans):
-                # a structured reply is chop's input, not a chat message: "nostream" keeps it
-                # out of a graph's stream_mode="messages" (the chat graph streams its answer)
-                reply = _bind(chat_model, ctx, schema, task, timeout).invoke(
-                    msgs, config={"tags": [TAG_NOSTREAM]}
-                )
+            notice = _slow_reply_notice(ctx, model_identity, timeout)
+            try:
+                with timed("llm", spans):
+                    # a structured reply is chop's input, not a chat message: "nostream" keeps
+                    # it out of a graph's stream_mode="messages" (the chat graph streams its
+                    # answer)
+                    reply = _bind(chat_model, ctx, schema, task, timeout).invoke(
+                        msgs, config={"tags": [TAG_NOSTREAM]}
+                    )
+            finally:
+                if notice is not None:
+                    notice.cancel()
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)
@@ -338,6 +344,37 @@ def _asked(
     if store is not None:
         _cache_put(store, key, model_identity, value.model_dump(mode="json"))
     return CallResult(value, seconds=busy, attempts=attempts, raw=raw, spans=spans)
+
+
+SLOW_REPLY_S = 15.0  # a remote call silent this long gets one line saying chop is waiting
+_last_slow_notice: dict[str, float] = {}
+
+
+def _slow_reply_notice(ctx: Context, model_identity: str, timeout: float) -> threading.Timer | None:
+    """A timer that says, once per endpoint and SLOW_REPLY_S, that a remote LLM call has had
+    no reply yet and how long chop will still wait: a hung endpoint is not a silent run."""
+    if is_in_process(ctx) or timeout <= SLOW_REPLY_S:
+        return None
+
+    def say() -> None:
+        now = time.monotonic()
+        if now - _last_slow_notice.get(model_identity, -1e9) < SLOW_REPLY_S:
+            return
+        _last_slow_notice[model_identity] = now
+        endpoint = ctx.openai_base_url or "the OpenAI API"
+        log.warning(
+            "no reply from the LLM endpoint %s for %.0f s; waiting up to %.0f s more for this "
+            "call (CHOP_LLM_TIMEOUT_S), %.0f s for the task (CHOP_LLM_DEADLINE_S)",
+            endpoint,
+            SLOW_REPLY_S,
+            timeout - SLOW_REPLY_S,
+            ctx.llm_deadline_s,
+        )
+
+    timer = threading.Timer(SLOW_REPLY_S, say)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _retry_after(state: tenacity.RetryCallState) -> float:
