@@ -416,6 +416,14 @@ PROCESS_SETTINGS = (
         "are answered.",
     ),
     ProcessSetting(
+        "CHOP_SERVER_PATHS",
+        "",
+        "the server's folder and CHOP_DATA_DIR",
+        "LangGraph server only: the folders (separated by ':') whose files a server run may "
+        "ingest by path; a run naming a path outside them is refused. Empty: the folder the "
+        "server runs in and the data folder (where the page's uploads go).",
+    ),
+    ProcessSetting(
         "CHOP_PROMPTS_DIR",
         "",
         "the shipped prompts/",

@@ -16,13 +16,20 @@ set everything.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from chop.config import refuse_deployment_settings, refuse_unknown_settings
+from chop.config import (
+    context_default,
+    env_setting,
+    refuse_deployment_settings,
+    refuse_unknown_settings,
+)
 from chop.documents import InvalidInput
 
 
@@ -32,11 +39,13 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     def stream(self, input: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
         refuse_unknown_keys(self, input, kwargs.get("context"))
         refuse_server_run_settings(run_config(args, kwargs), kwargs.get("context"))
+        refuse_server_paths(run_config(args, kwargs), input)
         return super().stream(input, *args, **kwargs)
 
     def astream(self, input: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         refuse_unknown_keys(self, input, kwargs.get("context"))
         refuse_server_run_settings(run_config(args, kwargs), kwargs.get("context"))
+        refuse_server_paths(run_config(args, kwargs), input)
         return super().astream(input, *args, **kwargs)
 
 
@@ -83,3 +92,35 @@ def refuse_server_run_settings(config: RunnableConfig | None, context: Any) -> N
     """On a server run, refuse a context that sets what only the deployment sets."""
     if is_server_run(config) and isinstance(context, dict):
         refuse_server_context(context)
+
+
+def server_roots() -> list[Path]:
+    """The folders a server run may ingest by path (CHOP_SERVER_PATHS; empty: the server's
+    folder and its data folder), resolved."""
+    configured = str(env_setting("CHOP_SERVER_PATHS"))
+    roots = [r for r in configured.split(os.pathsep) if r.strip()] or [
+        os.getcwd(),
+        str(context_default("data_dir")),
+    ]
+    return [Path(root).expanduser().resolve() for root in roots]
+
+
+def refuse_server_paths(config: RunnableConfig | None, run_input: Any) -> None:
+    """On a server run, refuse input ``paths`` outside the folders the deployment allows: a
+    caller may not have the server read /etc or a home folder into a collection and then ask
+    about it. Links are followed before the check."""
+    if not is_server_run(config) or not isinstance(run_input, dict):
+        return
+    paths = run_input.get("paths")
+    if not isinstance(paths, list):
+        return  # the ingest graph says what is wrong with it
+    roots = server_roots()
+    for name in paths:
+        if not isinstance(name, str):
+            continue
+        resolved = Path(name).expanduser().resolve()
+        if not any(resolved == root or root in resolved.parents for root in roots):
+            raise InvalidInput(
+                f"path {name!r} is outside the folders a server run may read "
+                f"({', '.join(map(str, roots))}); the deployment sets them (CHOP_SERVER_PATHS)"
+            )

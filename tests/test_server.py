@@ -245,6 +245,7 @@ def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) 
             "CHOP_EMBEDDING_PROVIDER": "local",
             "CHOP_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
             "CHOP_LLM_TIMEOUT_S": "30",
+            "CHOP_SERVER_PATHS": str(tmp_path),  # the corpus is beside the server's folder
         }
         try:
             with langgraph_dev(server_dir, data_dir, settings) as url:
@@ -392,6 +393,8 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
                  "data_dir cannot be chosen by a run"),
                 ("answer", question, {"database_url": "postgresql://x@127.0.0.1:9/x"},
                  "database_url cannot be chosen by a run"),
+                ("ingest", {"paths": ["/etc"]}, {},
+                 "path '/etc' is outside the folders a server run may read"),
             ]  # fmt: skip
             for graph_id, run_input, context, message in refused:
                 with pytest.raises(Exception, match=re.escape(message)):

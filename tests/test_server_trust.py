@@ -9,6 +9,7 @@ real ``langgraph dev`` and checks that nothing was created and no request was ma
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,10 +17,11 @@ import pytest
 from langgraph_sdk import Auth
 
 from chop.config import CALLER_SETTINGS, Context, DeploymentSetting, deployment_settings
+from chop.documents import InvalidInput
 from deploy import auth as server_auth
 from deploy import graphs as served
 from graphs.answer import graph as answer_graph
-from graphs.checked import refuse_server_run_settings
+from graphs.checked import refuse_server_paths, refuse_server_run_settings, server_roots
 
 SERVER_RUN = {"configurable": {"langgraph_request_id": "r-1"}}
 
@@ -107,3 +109,32 @@ def test_the_key_is_read_from_x_api_key_or_a_bearer_token() -> None:
     assert server_auth.presented_key({b"x-api-key": b" k-one "}, None) == "k-one"
     assert server_auth.presented_key({}, "Bearer k-two") == "k-two"
     assert server_auth.presented_key({}, "Basic abc") is None
+
+
+def test_a_server_run_reads_only_paths_under_the_deployments_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    allowed = tmp_path / "manuals"
+    (allowed / "sub").mkdir(parents=True)
+    (tmp_path / "secret").mkdir()
+    (allowed / "link").symlink_to(tmp_path / "secret")
+    monkeypatch.setenv("CHOP_SERVER_PATHS", str(allowed))
+    refuse_server_paths(SERVER_RUN, {"paths": [str(allowed), str(allowed / "sub")]})  # type: ignore[arg-type]
+    for outside in (
+        "/etc",
+        str(tmp_path / "secret"),
+        str(allowed / "link"),
+        f"{allowed}/../secret",
+    ):
+        with pytest.raises(InvalidInput, match="outside the folders a server run may read"):
+            refuse_server_paths(SERVER_RUN, {"paths": [outside]})  # type: ignore[arg-type]
+    refuse_server_paths(None, {"paths": ["/etc"]})  # Python callers are the deployment
+
+
+def test_by_default_a_server_run_reads_its_folder_and_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CHOP_SERVER_PATHS", raising=False)
+    monkeypatch.setenv("CHOP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    assert server_roots() == [tmp_path.resolve(), (tmp_path / "data").resolve()]
