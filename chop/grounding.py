@@ -84,8 +84,8 @@ _FOREIGN_LABEL_FIELD = re.compile(
 )
 # A label value that claims to outrank the rest: "(authoritative)", "maßgeblich", "fait foi".
 _PRECEDENCE = re.compile(
-    r"(?i:\b(?:authoritative|supersedes?|"
-    r"takes precedence|maßgeblich|massgeblich|verbindlich|fait foi|faisant autorité|"
+    r"(?i:\b(?:authoritative|"  # not "supersedes": filings' new accounting "model" does
+    r"maßgeblich|massgeblich|verbindlich|fait foi|faisant autorité|"
     r"prevalece|autoritativ[oa]|vinculante|prevale|gezaghebbend)\b)"
 )
 _NAME_FIELD = re.compile(r"(?i:\b(?:product|series|brand|name|device)\b)")

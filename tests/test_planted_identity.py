@@ -150,3 +150,15 @@ def test_a_file_name_title_gives_the_model_as_the_text_writes_it(
     (record,) = store.documents(context.collection).values()
     assert stored_profile(record.metadata)["model"] == model
     assert {c["model"] for c in store.chunks(context.collection)} == {model}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [  # found as false alarms in FinanceBench filings while the rule was made
+        "The new guidance establishes a single comprehensive model for entities to use in "
+        "accounting for revenue and supersedes most current revenue recognition guidance.",
+        "This supersedes our historical model of licensing our creative products.",
+    ],
+)
+def test_a_filings_own_sentences_are_not_instructions(sentence: str) -> None:
+    assert not is_instruction(sentence)
