@@ -162,3 +162,24 @@ def test_a_file_name_title_gives_the_model_as_the_text_writes_it(
 )
 def test_a_filings_own_sentences_are_not_instructions(sentence: str) -> None:
     assert not is_instruction(sentence)
+
+
+@pytest.mark.slow
+def test_the_real_local_model_cannot_be_planted_either(
+    context: Context, store: Store, tmp_path: Path
+) -> None:
+    """The three phrasings the shipped Qwen 1.5B obeyed before (table, German, JSON), with the
+    real local model: the 410X stays the 410X, the planted text is warned about, and the
+    question about the 410X is answered from its manual."""
+    names = ("table", "german", "json")
+    for name in names:
+        planted_manual(tmp_path, name, PLANTED[name])
+    report = ingest(tmp_path, context=context)
+    assert report["added"] == len(names) and report["stats"]["llm_calls"] > 0
+    assert len(report["warnings"]) == len(names), report["warnings"]
+    for record in store.documents(context.collection).values():
+        assert stored_profile(record.metadata)["model"] in ("Coolwave 410X", None), record.doc_id
+    for chunk in store.chunks(context.collection):
+        assert "999Z" not in chunk["prefix"] and "admin" not in chunk["prefix"], chunk["prefix"]
+    result = ask("How often should I clean the air filter of the Coolwave 410X?", context=context)
+    assert "two weeks" in result["answer"] and "999Z" not in result["answer"], result["answer"]
