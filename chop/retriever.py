@@ -105,7 +105,8 @@ class ChopRetriever(BaseRetriever):
         how = {
             "resolution": dict(resolution_state(found.resolution)),
             "retrieval_note": found.note,
-            "about_question": bool(about),
+            # where ask declines: nothing is about it, or it names what no document covers
+            "about_question": bool(about) and not found.question.unknown_model,
         }
         return [chunk_document(hit, ctx.collection, how) for hit in about or found.hits]
 
