@@ -49,10 +49,8 @@ class Retrieved:
     def about(self) -> list[Hit]:
         """The hits an answer may use, in rank order: a twin product's chunk is never one
         (``ask``'s sources and ``ChopRetriever``'s documents both come from here). Empty when
-        none is about what the question names (it names a model or period that no stored
-        document covers); ``ask`` then declines over the closest."""
-        if self.question.unknown_model:
-            return []
+        none is about what the question names; ``ask`` then declines over the closest, as it
+        declines when the question names a model or period no stored document covers."""
         return [
             hit
             for hit in self.hits

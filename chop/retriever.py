@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field
 
 from chop.config import Context
 from chop.models import get_embedder
+from chop.query import clean_question
 from chop.question import resolution_state
 from chop.retrieval import retrieve_for_question
 from chop.store import Hit, store_for
@@ -96,6 +97,7 @@ class ChopRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         ctx = self.run_context(kwargs)
+        query = clean_question(query)  # as the answer graph's retrieve node takes it
         if not query.strip():
             return []
         store, embedder = store_for(ctx), get_embedder(ctx)
@@ -105,7 +107,8 @@ class ChopRetriever(BaseRetriever):
         how = {
             "resolution": dict(resolution_state(found.resolution)),
             "retrieval_note": found.note,
-            "about_question": bool(about),
+            # where ask declines: nothing is about it, or it names what no document covers
+            "about_question": bool(about) and not found.question.unknown_model,
         }
         return [chunk_document(hit, ctx.collection, how) for hit in about or found.hits]
 

@@ -257,3 +257,15 @@ def test_bad_vector_store_input_is_one_clear_error(context: Context, store: Stor
         vectors.add_texts(["x"], [{"when": object()}], ids=["x"])
     with pytest.raises(ValueError, match="2 texts but 1 ids"):
         vectors.add_texts(["x", "y"], ids=["x"])
+
+
+def test_the_retriever_takes_a_question_as_ask_does(manuals: Context) -> None:
+    """The same cleaning as the answer graph: a NUL (PostgreSQL text refuses it) is a space,
+    a question too long for search is one clear error."""
+    retriever = ChopRetriever(context=manuals, k=2)
+    assert [d.id for d in retriever.invoke("air\x00filter")] == [
+        d.id for d in retriever.invoke("air filter")
+    ]
+    assert retriever.invoke("   ") == []
+    with pytest.raises(ValueError, match="question"):
+        retriever.invoke("filter " * 2000)
