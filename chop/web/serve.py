@@ -1,0 +1,151 @@
+"""``chop serve``: the LangGraph dev server with chop's graphs and page, on localhost.
+
+It is ``langgraph dev`` with the configuration of the repository's ``langgraph.json`` (graphs,
+PostgreSQL checkpointer, the page's routes), written into ``<data_dir>/server/`` and run from
+there, so the server's own files stay out of the folder it is started in. Settings come from
+the environment as for every chop command; with none, the embedded PostgreSQL under
+``CHOP_DATA_DIR`` and the local models. Offline: no analytics, no version check, no tracing,
+and the browser opens chop's page, not LangGraph Studio (which needs the internet).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from chop.config import Context
+
+# What langgraph.json says (tests/test_web.py checks that the two agree).
+SERVER_CONFIG: dict[str, Any] = {
+    "graphs": {
+        "ingest": "deploy.graphs:ingest",
+        "decide_cnm": "graphs.ingest:decide_cnm",
+        "answer": "deploy.graphs:answer",
+    },
+    "checkpointer": {"path": "deploy.checkpointer.postgres_checkpointer"},
+    "http": {"app": "deploy.webapp:app"},
+}
+PAGE = "/chop/"
+STARTUP_S = 180  # the first start creates the embedded database and loads the embedder
+
+
+class ServeError(RuntimeError):
+    """chop serve cannot start, with the sentence that says why."""
+
+
+def langgraph_command() -> str:
+    beside = Path(sys.executable).with_name("langgraph")
+    found = str(beside) if beside.exists() else shutil.which("langgraph")
+    if not found:
+        raise ServeError(
+            "chop serve needs the LangGraph server: pip install 'chop[server]' "
+            "(langgraph-cli[inmem])"
+        )
+    return found
+
+
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def write_config(folder: Path) -> Path:
+    """The server's langgraph.json in ``folder`` (made if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"dependencies": ["."], **SERVER_CONFIG}
+    target = folder / "langgraph.json"
+    target.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def server_environment(ctx: Context) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
+        "LANGSMITH_TRACING": os.environ.get("LANGSMITH_TRACING", "false"),
+        # the server runs in another folder: a relative data dir must still mean this one
+        "CHOP_DATA_DIR": str(Path(ctx.data_dir).expanduser().absolute()),
+        "CHOP_COLLECTION": ctx.collection,
+    }
+    # chop as this process imports it (a checkout run with PYTHONPATH, or the installed one)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    return env
+
+
+def wait_for(url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServeError(f"the server stopped while starting (exit {process.returncode})")
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/ok", timeout=2) as r:
+            if r.status == 200:
+                return
+        time.sleep(0.5)
+    raise ServeError(f"the server did not answer within {timeout_s:.0f} s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server's process group (the embedded PostgreSQL stops with it)."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def serve(
+    ctx: Context,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 2024,
+    open_browser: bool = True,
+    announce: Any = print,
+) -> int:
+    """Run the server until it stops or Ctrl-C; returns its exit status."""
+    command = langgraph_command()
+    if not port_is_free(host, port):
+        raise ServeError(f"port {port} on {host} is in use: pick another with --port")
+    folder = Path(ctx.data_dir).expanduser().absolute() / "server"
+    config = write_config(folder)
+    arguments = ["dev", "--no-browser", "--no-reload", "--host", host, "--port", str(port)]
+    process = subprocess.Popen(
+        [command, *arguments, "--config", str(config)],
+        cwd=folder,
+        env=server_environment(ctx),
+        start_new_session=True,  # Ctrl-C reaches this process; it stops the group
+    )
+    shown_host = "localhost" if host in {"127.0.0.1", "0.0.0.0", "::"} else host
+    url = f"http://{shown_host}:{port}"
+    try:
+        wait_for(f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}", process, STARTUP_S)
+        announce(f"chop is serving {url}{PAGE} (collection {ctx.collection}); Ctrl-C stops it")
+        if open_browser:
+            webbrowser.open(f"{url}{PAGE}")
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop(process)
