@@ -383,14 +383,18 @@ function highlighted(text, answerText) {
 
 // ---- Documents --------------------------------------------------------------------------
 
+let documentsAsked = 0;  // only the latest listing is shown
+
 async function loadDocuments() {
+  if (!state.collection) return;
   $("documents-collection").textContent = state.collection;
   const body = $("documents").tBodies[0];
+  const asked = ++documentsAsked;
   let documents = [];
   try {
     ({documents} = await call(`${API}/collections/${state.collection}/documents`));
-    notify("");
   } catch (error) {
+    if (asked !== documentsAsked) return;
     body.replaceChildren();
     $("documents-empty").hidden = false;
     $("documents-empty").textContent = error.message.includes("does not exist")
@@ -398,6 +402,7 @@ async function loadDocuments() {
       : error.message;
     return;
   }
+  if (asked !== documentsAsked) return;
   state.documents = new Map(documents.map((d) => [d.doc_id, d]));
   $("documents-empty").hidden = documents.length > 0;
   $("documents-empty").textContent = "No documents yet: add files or a folder above.";
@@ -559,6 +564,7 @@ async function start() {
   }
   const view = location.hash.slice(1);
   show(TABS.includes(view) ? view : "ask");
+  document.body.dataset.ready = "true";
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,265 @@
+"""chop's page in a real browser, against `chop serve` on the embedded defaults.
+
+Debian's chromium (scripts/install.sh installs it), driven by playwright from PyPI, opens the
+page the LangGraph server serves (langgraph.json "http" app: chop/web). The chat model is
+chop's OpenAI-compatible stub (near-zero latency); the embedder the local MiniLM. Each test
+does what a person would do, in order (the module shares one server): add a folder and watch
+the progress reach its end, read the documents with their cards, have bad uploads refused,
+ask and follow up, read the cited source with its highlighted sentence, and see an error in
+words once the LLM is gone. Screenshots of the three views go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chop.config import Context
+from chop.sample_corpus import write_sample_corpus
+from chop.store import store_for
+from chop.stub_llm import StubServer
+from chop.web.serve import stop
+from chop.web.uploads import upload_folder
+from tests.test_server import free_port, log_tail, missing_server_packages
+
+pytestmark = pytest.mark.server
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STARTUP_S = 180
+RUN_MS = 120_000
+QUESTION = "How often do I clean the filter of the Coolwave 330C?"
+
+
+def missing_browser() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing (apt-get install chromium; scripts/install.sh does)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install 'chop[dev]')"
+    return missing_server_packages()
+
+
+@dataclass
+class Served:
+    url: str
+    collection: str
+    corpus: Path
+    data_dir: Path
+    stub: StubServer
+    log: Path
+
+
+def wait_for_page(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"chop serve exited with {process.returncode}:\n{log_tail(log)}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/chop/", timeout=2) as r:
+            if r.status == 200:
+                return
+        time.sleep(0.5)
+    pytest.fail(f"chop serve did not serve the page within {STARTUP_S}s:\n{log_tail(log)}")
+
+
+@pytest.fixture(scope="module")
+def served(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`chop serve` (subprocess, its own process group) with the stub LLM and a fresh
+    collection; dropped, with its uploads, at the end."""
+    if reason := missing_browser():
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("web")
+    corpus = folder / "manuals"
+    write_sample_corpus(corpus)
+    collection = f"t_web_{uuid.uuid4().hex[:10]}"
+    stub = StubServer(latency=(0.0, 0.005)).start()
+    port = free_port()
+    log = folder / "serve.log"
+    env = {
+        **os.environ,
+        "CHOP_DATA_DIR": str(data_dir),
+        "CHOP_DATABASE_URL": os.environ.get("CHOP_DATABASE_URL", ""),
+        "CHOP_COLLECTION": collection,
+        "CHOP_CHAT_PROVIDER": "openai",
+        "CHOP_OPENAI_BASE_URL": f"{stub.base_url.rstrip('/')}/v1",
+        "CHOP_CHAT_MODEL": "stub",
+        "CHOP_EMBEDDING_PROVIDER": "local",
+        "CHOP_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+        "CHOP_LLM_TIMEOUT_S": "10",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    command = [sys.executable, "-m", "chop.cli", "serve", "--no-browser", "--port", str(port)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    ctx = Context(
+        database_url=env["CHOP_DATABASE_URL"], data_dir=str(data_dir), collection=collection
+    )
+    try:
+        wait_for_page(url, process, log)
+        yield Served(url, collection, corpus, data_dir, stub, log)
+    except BaseException:
+        print(f"--- chop serve log ---\n{log_tail(log)}")
+        raise
+    finally:
+        stop(process)
+        stub.stop()
+        with contextlib.suppress(Exception):
+            store_for(ctx).drop_collection(collection)
+        shutil.rmtree(upload_folder(data_dir, collection), ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(served: Served) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser: Any, served: Served) -> Iterator[Any]:
+    """One tab at 1280×800 for the whole conversation, as a person keeps it open."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 800})
+    tab.set_default_timeout(RUN_MS)
+    tab.goto(f"{served.url}/chop/?collection={served.collection}")
+    tab.locator("body[data-ready]").wait_for()
+    yield tab
+    tab.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+def post(url: str, data: bytes) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=data, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_a_folder_added_on_the_page_is_listed_with_its_cards(page: Any, served: Served) -> None:
+    page.get_by_role("tab", name="Documents").click()
+    expect(page.locator("#documents-empty")).to_contain_text(
+        f"Collection '{served.collection}' has no documents yet"
+    )
+
+    page.get_by_label("Or add a folder on the server").fill(str(served.corpus))
+    page.get_by_role("button", name="Add folder").click()
+    progress = page.locator("#progress-text")
+    progress.filter(has_text="Done:").wait_for()
+    assert re.search(r"Done: added 3, updated 0, unchanged 0, deleted 0; \d+ chunks", progress.inner_text())
+    bar = page.locator("#progress-bar")
+    assert bar.get_attribute("value") == bar.get_attribute("max") == "1"
+
+    rows = page.locator("#documents tbody tr")
+    rows.nth(2).wait_for()
+    assert rows.count() == 3
+    row = rows.filter(has_text="coolwave-330c.md")
+    assert "Coolwave 330C" in row.inner_text()  # the identity card's model
+    assert int(row.locator("td.chunks").inner_text()) > 0
+
+    # The same folder again: unchanged, nothing stored twice.
+    page.get_by_role("button", name="Add folder").click()
+    progress.filter(has_text="unchanged 3").wait_for()
+    assert rows.count() == 3
+
+
+def test_uploads_are_checked_and_stay_in_the_collections_folder(
+    page: Any, served: Served, tmp_path: Path
+) -> None:
+    page.get_by_role("tab", name="Documents").click()
+    rows = page.locator("#documents tbody tr")
+
+    program = tmp_path / "setup.exe"
+    program.write_bytes(b"MZ\x90\x00\x03")
+    page.get_by_label("Add files").set_input_files(str(program))
+    page.get_by_role("button", name="Upload and add").click()
+    expect(page.locator("#notice")).to_contain_text("'setup.exe' is not a document chop reads")
+
+    twin = tmp_path / "copy-of-330c.md"
+    twin.write_bytes((served.corpus / "coolwave-330c.md").read_bytes())
+    page.get_by_label("Add files").set_input_files(str(twin))
+    page.get_by_role("button", name="Upload and add").click()
+    expect(page.locator("#notice")).to_have_text(
+        "'copy-of-330c.md' is already stored as coolwave-330c.md (the same bytes)"
+    )
+
+    fresh = tmp_path / "breezeline-100.md"
+    fresh.write_text(
+        "# Breezeline 100 dehumidifier\n\n## Emptying the tank\n\n"
+        "Empty the water tank of the Breezeline 100 when the tank light turns red.\n",
+        encoding="utf-8",
+    )
+    page.get_by_label("Add files").set_input_files(str(fresh))
+    page.get_by_role("button", name="Upload and add").click()
+    page.locator("#progress-text").filter(has_text="Done: added 1").wait_for()
+    rows.filter(has_text="breezeline-100.md").wait_for()
+    assert rows.count() == 4
+    folder = upload_folder(served.data_dir, served.collection)
+    assert sorted(p.name for p in folder.iterdir()) == ["breezeline-100.md"]
+
+    # Names a browser would never send, sent anyway: refused, nothing written outside.
+    api = f"{served.url}/chop/api/collections/{served.collection}/uploads?name="
+    for name in ("../escape.md", "..%2Fescape.md", "%2Ftmp%2Fescape.md", "..", ".hidden.md"):
+        status, body = post(api + name, b"# escape\n")
+        assert status == 400 and "file name" in body["error"], (name, body)
+    assert not (folder.parent / "escape.md").exists()
+    assert not Path("/tmp/escape.md").exists()
+    assert sorted(p.name for p in folder.iterdir()) == ["breezeline-100.md"]
+    status, body = post(f"{served.url}/chop/api/collections/No-Such/uploads?name=a.md", b"x")
+    assert status == 400 and "collection name 'No-Such'" in body["error"]
+
+    # Deleting the uploaded document removes its file too.
+    page.once("dialog", lambda dialog: dialog.accept())
+    rows.filter(has_text="breezeline-100.md").get_by_role("button", name="Delete").click()
+    rows.filter(has_text="breezeline-100.md").wait_for(state="detached")
+    assert rows.count() == 3
+    assert list(folder.iterdir()) == []
+    screenshot(page, "documents")
