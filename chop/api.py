@@ -3,18 +3,20 @@
 from chop.api import ingest, ask
 report = ingest(["manuals/"])
 result = ask("How often do I clean the filter of the 330C?")
+ask("And how do I empty its tank?", thread_id="t1")  # a conversation: same manual
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -237,14 +239,155 @@ def counts_before_resume(snapshot: StateSnapshot) -> dict[str, float]:
     return counts
 
 
-def ask(question: str, *, context: Context | None = None) -> dict[str, Any]:
-    """Answer ``question`` from the collection; returns answer, citations and sources."""
+def ask(
+    question: str, *, context: Context | None = None, thread_id: str | None = None
+) -> dict[str, Any]:
+    """Answer ``question`` from the collection; returns answer, citations and sources.
+
+    With ``thread_id`` the question is a turn of that conversation (the chat graph, kept in
+    the collection's PostgreSQL): a follow-up that names no device or company is about the
+    previous turn's documents, "What about the S9?" asks the previous question about the S9
+    (chop.conversation). The result then also has ``continuity`` (decision, reason, inherited,
+    the standalone question) and ``thread_id``. Without it, a one-off question, as always.
+    """
+    ctx = context or Context()
+    if thread_id is not None:
+        with conversations(ctx) as threads:
+            return threads.ask(question, thread_id)
     from graphs.answer import graph as answer_graph
 
     graph: Any = answer_graph
+    return dict(graph.invoke({"question": question}, context=ctx, config=run_config(ctx)))
+
+
+# the answer's keys a thread's turn returns, as a one-off ask does
+ANSWER_KEYS = (
+    "question",
+    "answer",
+    "answerable",
+    "citations",
+    "sources",
+    "question_model",
+    "retrieval_note",
+    "answer_note",
+    "error",
+)
+
+
+def check_thread_id(thread_id: str) -> str:
+    if not isinstance(thread_id, str) or not thread_id.strip():
+        raise ValueError(f"thread_id must be a non-empty string, not {thread_id!r}")
+    if len(thread_id) > 200 or any(ord(c) < 32 for c in thread_id):
+        raise ValueError(f"thread_id must be one line of at most 200 characters: {thread_id!r}")
+    return thread_id
+
+
+class Conversations:
+    """The conversations of one collection, on one open checkpointer (see
+    :func:`conversations`). A thread is stored as ``chat-<collection>-<thread_id>``: two
+    collections' threads of the same name never mix."""
+
+    def __init__(self, ctx: Context, saver: Any) -> None:
+        from graphs.chat import build_chat_graph
+
+        self.ctx = ctx
+        self.saver = saver
+        self.graph: Any = build_chat_graph().builder.compile(checkpointer=saver, name="chat")
+        self.prefix = f"chat-{ctx.collection}-"
+
+    def config(self, thread_id: str) -> RunnableConfig:
+        return run_config(self.ctx, self.prefix + check_thread_id(thread_id))
+
+    def ask(self, question: str, thread_id: str) -> dict[str, Any]:
+        """One turn of ``thread_id``; the result as :func:`ask` returns it, with
+        ``continuity``, ``asked`` (the user's words) and ``thread_id``."""
+        from langchain_core.messages import HumanMessage
+
+        from chop.query import clean_question
+
+        config = self.config(thread_id)
+        question = clean_question(question)
+        self.graph.invoke({"messages": [HumanMessage(question)]}, config=config, context=self.ctx)
+        values = self.graph.get_state(config).values
+        result = {key: values[key] for key in ANSWER_KEYS if values.get(key) not in (None, "")}
+        meta = values["messages"][-1].additional_kwargs.get("chop", {})
+        result["answerable"] = bool(values.get("answerable"))
+        result["continuity"] = meta.get("continuity", {})
+        result["asked"] = question
+        result["thread_id"] = thread_id
+        return result
+
+    def messages(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's messages, oldest first: role ("user"/"assistant"), content and, for
+        answers, chop's metadata (citations, sources, continuity)."""
+        values = self.graph.get_state(self.config(thread_id)).values
+        return [
+            {
+                "role": "user" if m.type == "human" else "assistant",
+                "content": m.content,
+                **({"chop": m.additional_kwargs["chop"]} if "chop" in m.additional_kwargs else {}),
+            }
+            for m in values.get("messages", [])
+        ]
+
+    def list(self) -> list[dict[str, Any]]:
+        """The collection's threads, most recently used first: thread_id, turns (questions
+        asked), last_question and updated_at."""
+        found = []
+        for stored in self.saver.threads_with_prefix(self.prefix):
+            thread_id = stored[len(self.prefix) :]
+            snapshot = self.graph.get_state(run_config(self.ctx, stored))
+            questions = [m for m in snapshot.values.get("messages", []) if m.type == "human"]
+            found.append(
+                {
+                    "thread_id": thread_id,
+                    "turns": len(questions),
+                    "last_question": questions[-1].content if questions else "",
+                    "updated_at": snapshot.created_at or "",
+                }
+            )
+        return sorted(found, key=lambda t: str(t["updated_at"]), reverse=True)
+
+    def delete(self, thread_id: str) -> bool:
+        """Forget ``thread_id``; False when there was no such thread."""
+        stored = self.prefix + check_thread_id(thread_id)
+        if self.saver.get_tuple(run_config(self.ctx, stored)) is None:
+            return False
+        self.saver.delete_thread(stored)
+        return True
+
+
+@contextlib.contextmanager
+def conversations(context: Context | None = None) -> Iterator[Conversations]:
+    """The collection's conversations, on one checkpointer in the collection's PostgreSQL
+    (the one durable ingests use), for several turns without reconnecting each time."""
+    from chop.checkpoints import durable_checkpointer
+    from chop.pgserver import resolve_database_url
+    from chop.store import outage_for
 
     ctx = context or Context()
-    return dict(graph.invoke({"question": question}, context=ctx, config=run_config(ctx)))
+    url = resolve_database_url(ctx.database_url, ctx.data_dir)
+    outage_for(url).bound_s = ctx.database_outage_s
+    with durable_checkpointer(url) as saver:
+        yield Conversations(ctx, saver)
+
+
+def list_threads(*, context: Context | None = None) -> list[dict[str, Any]]:
+    """The collection's conversation threads (see :meth:`Conversations.list`)."""
+    with conversations(context) as threads:
+        return threads.list()
+
+
+def thread_messages(thread_id: str, *, context: Context | None = None) -> list[dict[str, Any]]:
+    """A thread's messages, oldest first (see :meth:`Conversations.messages`)."""
+    with conversations(context) as threads:
+        return threads.messages(thread_id)
+
+
+def delete_thread(thread_id: str, *, context: Context | None = None) -> bool:
+    """Forget a conversation thread; False when the collection had no such thread."""
+    with conversations(context) as threads:
+        return threads.delete(thread_id)
 
 
 def _in_a_thread(sync: Callable[P, R], name: str, doc: str) -> Callable[P, Coroutine[Any, Any, R]]:
@@ -270,10 +413,15 @@ aingest = _in_a_thread(
 )
 
 
-async def aask(question: str, *, context: Context | None = None) -> dict[str, Any]:
-    """:func:`ask` for asyncio code (the answer graph's ``ainvoke``)."""
+async def aask(
+    question: str, *, context: Context | None = None, thread_id: str | None = None
+) -> dict[str, Any]:
+    """:func:`ask` for asyncio code (the answer graph's ``ainvoke``; a thread's turn runs in
+    a worker thread, on the synchronous checkpointer)."""
+    ctx = context or Context()
+    if thread_id is not None:
+        return await asyncio.to_thread(ask, question, context=ctx, thread_id=thread_id)
     from graphs.answer import graph as answer_graph
 
     graph: Any = answer_graph
-    ctx = context or Context()
     return dict(await graph.ainvoke({"question": question}, context=ctx, config=run_config(ctx)))

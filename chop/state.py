@@ -27,8 +27,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from chop.conversation import Turn
 from chop.documents import InvalidInput, Problem, SourceDocument
 from chop.profile import DocumentProfile
 from chop.question import ResolutionState
@@ -252,3 +255,26 @@ def input_question(state: AnswerState) -> str:
         got = "nothing" if question is None else type(question).__name__
         raise InvalidInput(f"the answer graph needs 'question', a string; got {got}")
     return question
+
+
+# ------------------------------------------------------------------ conversation
+class ChatInput(TypedDict):
+    """A conversation's new turn: the user's message (LangGraph's ``add_messages``)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class ChatState(AnswerState, total=False):
+    """A conversation: its messages, the last turn's resolution, and the answer graph's
+    channels for the turn being answered (reset by resolve_turn at each turn)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    turn: Turn  # the typed resolution of the last turn (chop.conversation)
+    continuity: dict[str, Any]  # this turn's decision (chop.conversation.Continuity)
+
+
+class ChatOutput(TypedDict, total=False):
+    """The conversation so far (the last message is the answer) and how its turn was read."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    turn: Turn

@@ -16,6 +16,7 @@ from langgraph_sdk.runtime import ServerRuntime
 
 from chop.config import refuse_unknown_settings
 from graphs.answer import graph as answer_graph
+from graphs.chat import graph as chat_graph
 from graphs.ingest import graph as ingest_graph
 
 
@@ -35,3 +36,9 @@ def answer(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The answer graph, for a run whose context keys are all settings."""
     _checked_context(runtime)
     return answer_graph
+
+
+def chat(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The conversation graph, for a run whose context keys are all settings."""
+    _checked_context(runtime)
+    return chat_graph

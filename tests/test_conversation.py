@@ -1,0 +1,201 @@
+"""Dialogue continuity as a specification: which documents a follow-up is about.
+
+The rules read only the new question and the thread's last turn (chop.conversation), against
+identity cards like the ones ingestion stores; no LLM, no database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chop.cards import DocumentCard, card_from_stored, read_cards
+from chop.conversation import Standalone, Turn, decide, inherit, reask, switch, turn_of
+from chop.identity import merge_cards
+
+PHONES = [
+    DocumentCard(name, product_model=name, kind="user manual")
+    for name in ["Galaxy Note10", "Galaxy Note10+", "Galaxy S9", "Galaxy S9+", "Galaxy S10",
+                 "Galaxy Tab S4", "Smart TV remote", "Coolwave 330C", "Coolwave 410X"]
+]  # fmt: skip
+
+
+def filings() -> list[DocumentCard]:
+    stored = {
+        f"bby-{year}": {"kind": "10-K", "entity": "Best Buy Co., Inc.", "fiscal_year": year}
+        for year in (2021, 2022, 2023)
+    } | {
+        f"amcor-{year}": {"kind": "10-K", "entity": "Amcor plc", "fiscal_year": year}
+        for year in (2022, 2023)
+    }
+    return read_cards(card_from_stored(d, merge_cards(card)) for d, card in stored.items())
+
+
+def conversation(questions: list[str], cards: list[DocumentCard]) -> list[Turn]:
+    """Each question's turn, as the chat graph makes it (without retrieval)."""
+    turns: list[Turn] = []
+    for question in questions:
+        previous = turns[-1] if turns else None
+        continuity = decide(question, previous, cards)
+        standalone: Standalone
+        if continuity.decision == "continue":
+            standalone = inherit(question, continuity, previous or {})
+        elif continuity.decision == "switch_same_question":
+            standalone = reask(continuity, previous or {})
+        else:
+            standalone = switch(question, continuity, previous)
+        turns.append(turn_of(continuity, standalone))
+    return turns
+
+
+def last(questions: list[str], cards: list[DocumentCard] = PHONES) -> Turn:
+    return conversation(questions, cards)[-1]
+
+
+FIRST = "I have a Samsung Galaxy Note10. How can I use time zone converter?"
+
+
+def test_the_first_turn_is_asked_as_written() -> None:
+    turn = last([FIRST])
+    assert turn["decision"] == "first" and turn["question"] == FIRST
+    assert turn["names"] == {"model": "Galaxy Note10"}
+    assert turn["topic"] == "How can I use time zone converter?"
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "How can I enable screenshot toolbar?",
+        "how do I turn on dark mode",
+        "Where is the SIM card tray?",
+        "Can I record the screen?",
+        "OK. And how do I change the wallpaper?",
+        "what about battery saving?",
+    ],
+)
+def test_a_follow_up_naming_no_device_stays_with_the_previous_device(follow_up: str) -> None:
+    turn = last([FIRST, follow_up])
+    assert turn["decision"] == "continue"
+    assert turn["question"] == f"[Galaxy Note10] {follow_up}"
+    assert turn["inherited"] == {"model": "Galaxy Note10"}
+    assert "Galaxy Note10" in turn["reason"]
+
+
+def test_continuity_holds_over_many_turns() -> None:
+    turns = conversation(
+        [FIRST, "How can I enable screenshot toolbar?", "and the always on display?"], PHONES
+    )
+    assert [t["decision"] for t in turns] == ["first", "continue", "continue"]
+    assert turns[-1]["question"].startswith("[Galaxy Note10] ")
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "device"),
+    [
+        ("What about the Galaxy S9?", "Galaxy S9"),
+        ("What about the S9+?", "Galaxy S9+"),
+        ("And the S10?", "Galaxy S10"),
+        ("and on my galaxy s9 plus", "Galaxy S9+"),
+        ("Same question for the Galaxy S10", "Galaxy S10"),
+        ("How about the Tab S4?", "Galaxy Tab S4"),
+        ("Is it the same on the S9?", "Galaxy S9"),
+        ("Galaxy S10?", "Galaxy S10"),
+        ("what about for the note10 plus then", "Galaxy Note10+"),
+        ("Can the S9 do that too?", "Galaxy S9"),
+    ],
+)
+def test_a_turn_that_only_names_another_device_asks_the_previous_question_about_it(
+    follow_up: str, device: str
+) -> None:
+    turn = last([FIRST, follow_up])
+    assert turn["decision"] == "switch_same_question"
+    assert turn["question"] == f"[{device}] How can I use time zone converter?"
+    assert turn["inherited"] == {"topic": "How can I use time zone converter?"}
+    assert turn["names"] == {"model": device}
+
+
+def test_a_turn_naming_another_device_with_its_own_question_carries_nothing_over() -> None:
+    turn = last([FIRST, "How do I take a screenshot on the Galaxy S9?"])
+    assert turn["decision"] == "switch"
+    assert turn["question"] == "How do I take a screenshot on the Galaxy S9?"
+    assert turn["inherited"] == {} and turn["names"] == {"model": "Galaxy S9"}
+
+
+def test_after_a_switch_the_new_device_is_the_one_inherited() -> None:
+    turn = last([FIRST, "What about the Galaxy S9?", "How can I enable screenshot toolbar?"])
+    assert turn["decision"] == "continue"
+    assert turn["question"] == "[Galaxy S9] How can I enable screenshot toolbar?"
+
+
+def test_a_turn_naming_the_same_device_again_continues() -> None:
+    turn = last([FIRST, "Does the Note10 have a screenshot toolbar?"])
+    assert turn["decision"] == "continue"
+    assert turn["question"] == "Does the Note10 have a screenshot toolbar?"
+
+
+@pytest.mark.parametrize(
+    "follow_up", ["how often should I clean it?", "How do I remove it?", "Is this washable?"]
+)
+def test_a_pronoun_follow_up_is_asked_with_the_previous_topic(follow_up: str) -> None:
+    turn = last(["How do I take out the mesh filter of the Coolwave 330C?", follow_up])
+    assert turn["decision"] == "continue"
+    assert turn["question"].startswith(f"[Coolwave 330C] {follow_up}")
+    assert "take out the mesh filter" in turn["question"]
+    assert turn["inherited"]["topic"] == "How do I take out the mesh filter?"
+
+
+def test_a_pronoun_then_another_device_re_asks_the_same_question() -> None:
+    turn = last(["How do I take out the mesh filter of the Coolwave 330C?", "and the 410X?"])
+    assert turn["decision"] == "switch_same_question"
+    assert turn["question"].startswith("[Coolwave 410X] How do I take out the mesh filter")
+
+
+def test_a_device_the_collection_does_not_have_is_not_answered_from_the_previous_one() -> None:
+    turn = last([FIRST, "What about the Galaxy S30?"])
+    assert turn["decision"] == "switch_same_question"
+    assert "Note10" not in turn["question"] and "S30" in turn["question"]
+    assert turn["names"] == {"unknown": "Galaxy S30"}
+
+
+def test_a_first_question_naming_nothing_leaves_nothing_to_inherit() -> None:
+    turns = conversation(["How do I pair the remote?", "And how do I reset it?"], PHONES)
+    assert turns[1]["decision"] == "continue" and turns[1]["inherited"].get("model") is None
+    assert not turns[1]["question"].startswith("[")
+
+
+# ------------------------------------------------------------------ filings
+
+
+def test_a_new_period_alone_keeps_the_company() -> None:
+    turn = last(["What was Best Buy's revenue in FY2022?", "And for FY2021?"], filings())
+    assert turn["decision"] == "switch_same_question"
+    assert turn["names"] == {"company": "Best Buy", "period": "FY2021"}
+    assert turn["question"].startswith("[Best Buy FY2021] ")
+    assert "revenue" in turn["question"]
+    assert turn["inherited"]["company"] == "Best Buy"
+
+
+def test_a_new_period_with_its_own_question_keeps_the_company_too() -> None:
+    turn = last(["What was Best Buy's revenue in FY2022?", "What was the gross margin in FY2023?"],
+                filings())  # fmt: skip
+    assert turn["decision"] == "switch"
+    assert turn["question"] == "[Best Buy FY2023] What was the gross margin in FY2023?"
+
+
+def test_another_company_drops_the_previous_period() -> None:
+    turn = last(["What was Best Buy's revenue in FY2021?", "What about Amcor?"], filings())
+    assert turn["decision"] == "switch_same_question"
+    assert turn["names"] == {"company": "Amcor"}
+    assert "2021" not in turn["question"]
+
+
+def test_a_follow_up_on_a_filing_stays_with_its_company_and_year() -> None:
+    turn = last(["What was Best Buy's revenue in FY2022?", "What was the operating income?"],
+                filings())  # fmt: skip
+    assert turn["decision"] == "continue"
+    assert turn["question"] == "[Best Buy FY2022] What was the operating income?"
+
+
+def describe(turn: Turn) -> dict[str, Any]:
+    return {k: turn[k] for k in ("decision", "question")}  # type: ignore[literal-required]
