@@ -194,7 +194,8 @@ def test_a_folder_added_on_the_page_is_listed_with_its_cards(page: Any, served: 
     page.get_by_role("button", name="Add folder").click()
     progress = page.locator("#progress-text")
     progress.filter(has_text="Done:").wait_for()
-    assert re.search(r"Done: added 3, updated 0, unchanged 0, deleted 0; \d+ chunks", progress.inner_text())
+    done = r"Done: added 3, updated 0, unchanged 0, deleted 0; \d+ chunks stored"
+    assert re.search(done, progress.inner_text())
     bar = page.locator("#progress-bar")
     assert bar.get_attribute("value") == bar.get_attribute("max") == "1"
 
@@ -263,3 +264,88 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
     assert rows.count() == 3
     assert list(folder.iterdir()) == []
     screenshot(page, "documents")
+
+
+def ask(page: Any, question: str) -> Any:
+    """Type ``question``, press Enter, and return the answer's message once it is complete."""
+    turn = int(page.locator("body").get_attribute("data-turns") or 0)  # questions sent so far
+    page.get_by_label("Your question").fill(question)
+    page.get_by_label("Your question").press("Enter")
+    answer = page.locator(f'.message.assistant[data-turn="{turn + 1}"]')
+    answer.wait_for()
+    expect(answer).not_to_have_class(re.compile("pending"), timeout=RUN_MS)
+    return answer
+
+
+def test_a_question_and_its_follow_up_are_answered_with_cited_sources(
+    page: Any, served: Served
+) -> None:
+    page.get_by_role("tab", name="Ask").click()
+    first = ask(page, QUESTION)
+    expect(first.locator(".text")).to_contain_text("Clean the air filter every 4 weeks")
+    expect(first.locator(".cited")).to_contain_text("Cited: Coolwave 330C User Manual")
+
+    follow_up = ask(page, "And how do I reset it?")
+    expect(follow_up.locator(".note").first).to_contain_text(
+        "Follow-up on the same document (names no document: still about Coolwave 330C"
+    )
+    expect(follow_up.locator(".note").nth(1)).to_contain_text("Asked as: “[Coolwave 330C]")
+    assert follow_up.locator(".text").inner_text().strip()
+    screenshot(page, "ask")
+
+    first.get_by_role("button", name=re.compile(r"Show \d+ sources?")).click()
+    expect(page.get_by_role("tab", name=re.compile("Sources"))).to_have_attribute(
+        "aria-selected", "true"
+    )
+    card = page.locator("#source-cards .card").first
+    expect(card).to_have_class(re.compile("is-cited"))
+    expect(card.locator(".title")).to_have_text("Coolwave 330C User Manual")
+    expect(card.locator(".identity")).to_contain_text("Coolwave 330C")
+    expect(card.locator(".section").first).to_contain_text("Cleaning the air filter")
+    marks = card.locator("mark")
+    expect(marks.first).to_contain_text("Clean the air filter every 4 weeks")
+    unquoted = card.locator(".passage").inner_text()
+    assert "## Cleaning the air filter" in unquoted  # the section's own text, heading too
+    assert "Cleaning the air filter" not in marks.all_inner_texts()[0]
+    screenshot(page, "sources")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: one column, no overflow
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "sources-phone")
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def test_bad_questions_get_one_clear_message(page: Any, served: Served) -> None:
+    page.get_by_role("tab", name="Ask").click()
+    asked = page.locator(".message.user").count()
+    page.get_by_label("Your question").fill("   ")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    expect(page.locator("#notice")).to_have_text("Type a question first.")
+
+    page.get_by_label("Your question").fill("filter " * 700)  # a huge paste: 4,900 characters
+    page.get_by_role("button", name="Ask", exact=True).click()
+    expect(page.locator("#notice")).to_have_text(
+        "The question is 4,900 characters long; ask in at most 4,000."
+    )
+    assert page.locator(".message.user").count() == asked  # nothing was sent
+
+    page.get_by_label("Collection").fill("no_such_collection")
+    page.get_by_label("Collection").press("Enter")
+    answer = ask(page, QUESTION)
+    expect(answer.locator(".note.error")).to_contain_text(
+        "collection 'no_such_collection' does not exist"
+    )
+    page.get_by_label("Collection").fill(served.collection)
+    page.get_by_label("Collection").press("Enter")
+
+
+def test_the_llm_down_is_said_in_words(page: Any, served: Served) -> None:
+    served.stub.stop()  # the chat model's endpoint is gone from here on
+    page.get_by_role("tab", name="Ask").click()
+    page.get_by_role("button", name="New conversation").click()
+    # a yes/no question needs the model's verdict (a plain one is answered by quoting alone);
+    # not asked before, so no cached reply stands in for the model
+    answer = ask(page, "Can I wash the filter of the Coolwave 330C with water?")
+    expect(answer.locator(".note.error")).to_contain_text("The language model is unavailable (")
+    # what is stored still answers: the section's own words, without the model's verdict
+    expect(answer.locator(".text")).to_contain_text("filter")
+    screenshot(page, "llm-down")

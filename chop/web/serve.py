@@ -32,6 +32,7 @@ SERVER_CONFIG: dict[str, Any] = {
         "ingest": "deploy.graphs:ingest",
         "decide_cnm": "graphs.ingest:decide_cnm",
         "answer": "deploy.graphs:answer",
+        "chat": "deploy.graphs:chat",
     },
     "checkpointer": {"path": "deploy.checkpointer.postgres_checkpointer"},
     "http": {"app": "deploy.webapp:app"},

@@ -10,6 +10,8 @@ const state = {
   maxQuestion: 4000,
   threadId: null,
   threadCollection: null,
+  seenAnswer: null,
+  turns: 0,           // questions sent from this page (numbers each answer, never reset)   // id of the last answer message taken from the thread
   answers: [],        // {question, text, sources, citations, notes}
   shown: null,        // the answer whose sources the Sources view shows
   documents: new Map(),  // doc_id -> the documents route's row (for identity cards)
@@ -34,6 +36,8 @@ function el(tag, props = {}, ...children) {
   }
   return node;
 }
+
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 function notify(message) {
   const box = $("notice");
@@ -174,6 +178,7 @@ async function refreshCollections() {
 
 function newConversation() {
   state.threadId = null;
+  state.seenAnswer = null;
   state.answers = [];
   state.shown = null;
   $("conversation").replaceChildren();
@@ -200,8 +205,10 @@ async function ask(event) {
   const conversation = $("conversation");
   conversation.append(el("li", {class: "message user"},
     el("p", {class: "who", text: "You"}), el("p", {class: "text", text: question})));
-  const answer = {question, text: "", sources: [], citations: [], notes: []};
-  const item = el("li", {class: "message assistant pending", "aria-busy": "true"},
+  const answer = {question, text: "", status: "Reading the question…", sources: [], citations: [], notes: []};
+  state.turns += 1;
+  document.body.dataset.turns = state.turns;
+  const item = el("li", {class: "message assistant pending", "aria-busy": "true", "data-turn": state.turns},
     el("p", {class: "who", text: "chop"}), el("p", {class: "text"}));
   conversation.append(item);
   item.scrollIntoView({block: "nearest"});
@@ -213,7 +220,6 @@ async function ask(event) {
       state.threadId = thread.thread_id;
       state.threadCollection = state.collection;
     }
-    let streamed = "";
     let failure = null;
     await streamRun(`/threads/${state.threadId}/runs/stream`, {
       assistant_id: "chat",
@@ -222,15 +228,16 @@ async function ask(event) {
       stream_mode: ["messages-tuple", "values"],
     }, (kind, data) => {
       if (kind === "messages") {
-        const [chunk, meta] = Array.isArray(data) ? data : [data, {}];
-        if (isAnswerToken(chunk, meta)) {
-          streamed += chunk.content;
-          answer.text = streamed;
+        // the reply node's message arrives here before the run's last values
+        const [message, meta] = Array.isArray(data) ? data : [data, {}];
+        if (meta && meta.langgraph_node === "reply" && message && message.type !== "human") {
+          takeAnswer(answer, message);
           renderAnswer(item, answer);
         }
       } else if (kind === "values") {
         const last = lastAnswer(data);
-        if (last) takeAnswer(answer, last);
+        if (last && last.id !== state.seenAnswer) takeAnswer(answer, last);
+        else if (!answer.text) answer.status = progressOf(data);
         renderAnswer(item, answer);
       } else if (kind === "error") {
         failure = runError(data);
@@ -257,14 +264,16 @@ function setBusy(busy) {
   $("ask-button").textContent = busy ? "Answering…" : "Ask";
 }
 
-// Tokens of the answer as the model writes it (the final values replace them anyway).
-function isAnswerToken(chunk, meta) {
-  if (!chunk || typeof chunk.content !== "string" || !chunk.content) return false;
-  if (!String(chunk.type || "").startsWith("AIMessageChunk") && chunk.type !== "ai") return false;
-  const node = meta && meta.langgraph_node;
-  return ANSWER_NODES.has(node);
+// What the run is doing, from its values so far: the answer itself arrives whole (the model
+// writes a structured reply; chop then quotes the section).
+function progressOf(values) {
+  if (values.sources) {
+    const count = values.sources.length;
+    return count ? `Found ${count} source${count === 1 ? "" : "s"}; writing the answer…` : "No source found…";
+  }
+  if (values.continuity || values.turn) return "Searching the documents…";
+  return "Reading the question…";
 }
-const ANSWER_NODES = new Set(["generate", "answer", "respond"]);
 
 function lastAnswer(values) {
   const messages = (values && values.messages) || [];
@@ -273,12 +282,14 @@ function lastAnswer(values) {
 }
 
 function takeAnswer(answer, message) {
+  state.seenAnswer = message.id;  // the thread's earlier answers are not this turn's
   const chop = (message.additional_kwargs && message.additional_kwargs.chop) || {};
   answer.text = typeof message.content === "string" ? message.content
     : (message.content || []).map((part) => part.text || "").join("");
   answer.sources = chop.sources || [];
   answer.citations = chop.citations || [];
   answer.notes = notesOf(chop);
+  answer.status = "";
 }
 
 // Why the page says what it says: a declined answer, a follow-up on another document, an LLM
@@ -286,25 +297,25 @@ function takeAnswer(answer, message) {
 function notesOf(chop) {
   const notes = [];
   const continuity = chop.continuity || {};
+  const said = (chop.notes || []).filter(Boolean);
   if (continuity.decision === "switch" || continuity.decision === "switch_same_question") {
-    notes.push({text: `This question switched documents: ${continuity.reason || "it names another one"}.`});
-  } else if (continuity.decision === "continue" && continuity.reason) {
-    notes.push({text: `Follow-up on the same document: ${continuity.reason}.`});
+    notes.push({text: `This question switched documents (${continuity.reason || "it names another one"}).`});
+  } else if (continuity.decision === "continue") {
+    notes.push({text: `Follow-up on the same document (${continuity.reason || "it names no other one"}).`});
   }
   if (continuity.question && continuity.decision && continuity.decision !== "first") {
     notes.push({text: `Asked as: “${continuity.question}”`});
   }
-  if (chop.declined) {
-    notes.push({text: `chop declined to answer: ${chop.reason || chop.answer_note || "the stored documents do not say"}.`});
-  }
   if (chop.error) {
-    notes.push({error: true, text: `The language model is unavailable (${chop.error}); the answer only quotes the sources.`});
+    notes.push({error: true, text: `The language model is unavailable (${String(chop.error).replace(/[.\s]+$/, "")}); the answer only quotes the sources.`});
+  } else if (chop.declined) {
+    notes.push({text: `chop declined to answer: ${said.join("; ") || "the stored documents do not say"}.`});
   }
   return notes;
 }
 
 function renderAnswer(item, answer) {
-  item.querySelector(".text").textContent = answer.text;
+  item.querySelector(".text").textContent = answer.text || answer.status || "";
   item.querySelectorAll(".note, .cited").forEach((node) => node.remove());
   for (const note of answer.notes) {
     item.append(el("p", {class: note.error ? "note error" : "note", role: note.error ? "alert" : null, text: note.text}));
@@ -349,8 +360,8 @@ async function documentCards() {
 function sourceCard(source, cited, answerText) {
   const meta = source.metadata || {};
   const known = state.documents.get(source.doc_id) || {};
-  const identity = [source.model || known.model, known.summary].filter(Boolean);
-  const headings = meta.headings || meta.section_path || [];
+  const identity = known.summary || source.model || known.model || "";
+  const section = meta.heading || (meta.headings || []).join(" › ");
   const cnm = [source.model, source.category, (source.nouns || []).join(", ")].filter(Boolean).join(" · ");
   const pages = meta.pages || [];
   const link = String(source.doc_id).toLowerCase().endsWith(".pdf")
@@ -361,8 +372,8 @@ function sourceCard(source, cited, answerText) {
     el("h3", {}, el("span", {class: "number", text: `[${source.number}]`}),
       el("span", {class: "title", text: source.doc_title}),
       cited ? el("span", {class: "hint", text: "cited"}) : null),
-    identity.length ? el("p", {class: "identity", text: [...new Set(identity)].join(" · ")}) : null,
-    headings.length ? el("p", {class: "section"}, el("strong", {text: "Section: "}), headings.join(" › ")) : null,
+    identity ? el("p", {class: "identity", text: identity}) : null,
+    section ? el("p", {class: "section"}, el("strong", {text: "Section: "}), section) : null,
     cnm ? el("p", {class: "section"}, el("strong", {text: "CNM: "}), cnm) : null,
     link ? el("p", {class: "section"}, link) : null,
     el("p", {class: "passage"}, ...highlighted(source.text || "", answerText)));
@@ -475,11 +486,12 @@ async function runIngest(paths) {
   bar.removeAttribute("value");
   warnings.replaceChildren();
   text.textContent = "Reading the files…";
+  $("progress-title").textContent = "Adding documents…";
   const forms = document.querySelectorAll(".add button");
   forms.forEach((button) => { button.disabled = true; });
-  const describe = () => `${seen.stored} of ${seen.documents} documents stored` +
+  const describe = () => `${seen.stored} of ${plural(seen.documents, "document")} stored` +
     (seen.unchanged ? ` (${seen.unchanged} unchanged)` : "") +
-    `, ${seen.labelled} of ${seen.chunks} chunks labelled, ${seen.calls} LLM calls, ${seen.hits} cache hits`;
+    `, ${seen.labelled} of ${plural(seen.chunks, "chunk")} labelled, ${plural(seen.calls, "LLM call")}, ${plural(seen.hits, "cache hit")}`;
   let report = null;
   let failure = null;
   try {
@@ -523,7 +535,8 @@ async function runIngest(paths) {
     bar.max = 1; bar.value = 1;
     const calls = (report.stats && report.stats.llm_calls) || seen.calls;
     text.textContent = `Done: added ${r.added || 0}, updated ${r.updated || 0}, unchanged ${r.unchanged || 0}, ` +
-      `deleted ${r.deleted || 0}; ${r.chunks_stored || 0} chunks stored, ${calls} LLM calls.`;
+      `deleted ${r.deleted || 0}; ${plural(r.chunks_stored || 0, "chunk")} stored, ${plural(calls, "LLM call")}.`;
+    $("progress-title").textContent = "Documents added";
     const listed = new Set([...warnings.children].map((li) => li.textContent));
     for (const [label, items] of [["skipped", report.problems || []], ["warning", report.warnings || []]]) {
       for (const item of items) {
