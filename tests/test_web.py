@@ -35,6 +35,7 @@ from chop.store import store_for
 from chop.stub_llm import StubServer
 from chop.web.serve import stop
 from chop.web.uploads import upload_folder
+from tests.pdfs import BODY, BOLD, LARGE, make_styled_pdf
 from tests.test_server import free_port, log_tail, missing_server_packages
 
 pytestmark = pytest.mark.server
@@ -55,6 +56,29 @@ CHROMIUM_ARGS = [
 STARTUP_S = 180
 RUN_MS = 120_000
 QUESTION = "How often do I clean the filter of the Coolwave 330C?"
+SAFETY = [
+    "Keep the heater one metre away from curtains, bedding and furniture.",
+    "Never cover the air outlet grille while the heater is running.",
+    "Do not use the heater in a bathroom, a shower room or near a swimming pool.",
+    "Place the heater on a flat and stable floor, never on a carpet with long pile.",
+    "Do not use an extension lead, because it can overheat under a continuous load.",
+    "Children must be supervised so that they do not play with the appliance.",
+    "Switch the heater off and unplug it before you move it to another room.",
+    "Do not insert objects into the grille, as this may cause an electric shock.",
+    "A damaged power cord must be replaced by an authorised service centre.",
+    "Do not operate the heater in rooms where petrol, paint or gases are stored.",
+    "Keep the plug and the socket dry, and never touch them with wet hands.",
+    "The housing becomes hot during use; touch only the control knobs and handle.",
+]
+AIRWELL_PAGES: list[list[tuple[str, str]]] = [  # (line, style): headings in a larger font
+    [("Airwell 20 Fan Heater Manual", LARGE), ("Safety instructions", BOLD)]
+    + [(line, BODY) for line in SAFETY],
+    [
+        ("Thermal cut-out", BOLD),
+        ("If the Airwell 20 overheats, the thermal cut-out switches it off.", BODY),
+        ("Unplug the heater and let it cool for 30 minutes before switching it on again.", BODY),
+    ],
+]
 
 
 def missing_browser() -> str | None:
@@ -238,13 +262,22 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
         "Empty the water tank of the Breezeline 100 when the tank light turns red.\n",
         encoding="utf-8",
     )
-    page.get_by_label("Add files").set_input_files(str(fresh))
+    manual = tmp_path / "airwell-20.pdf"
+    manual.write_bytes(make_styled_pdf(AIRWELL_PAGES))
+    page.get_by_label("Add files").set_input_files([str(fresh), str(manual)])
     page.get_by_role("button", name="Upload and add").click()
-    page.locator("#progress-text").filter(has_text="Done: added 1").wait_for()
-    rows.filter(has_text="breezeline-100.md").wait_for()
-    assert rows.count() == 4
+    page.locator("#progress-text").filter(has_text="Done: added 2").wait_for()
+    rows.filter(has_text="airwell-20.pdf").wait_for()
+    assert rows.count() == 5
     folder = upload_folder(served.data_dir, served.collection)
-    assert sorted(p.name for p in folder.iterdir()) == ["breezeline-100.md"]
+    assert sorted(p.name for p in folder.iterdir()) == ["airwell-20.pdf", "breezeline-100.md"]
+
+    # A folder that is not there: the ingest's problem, in words, under the progress.
+    page.get_by_label("Or add a folder on the server").fill("/nonexistent/manuals")
+    page.get_by_role("button", name="Add folder").click()
+    expect(page.locator("#progress-warnings")).to_contain_text(
+        "skipped /nonexistent/manuals: no such file or directory"
+    )
 
     # Names a browser would never send, sent anyway: refused, nothing written outside.
     api = f"{served.url}/chop/api/collections/{served.collection}/uploads?name="
@@ -253,7 +286,7 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
         assert status == 400 and "file name" in body["error"], (name, body)
     assert not (folder.parent / "escape.md").exists()
     assert not Path("/tmp/escape.md").exists()
-    assert sorted(p.name for p in folder.iterdir()) == ["breezeline-100.md"]
+    assert sorted(p.name for p in folder.iterdir()) == ["airwell-20.pdf", "breezeline-100.md"]
     status, body = post(f"{served.url}/chop/api/collections/No-Such/uploads?name=a.md", b"x")
     assert status == 400 and "collection name 'No-Such'" in body["error"]
 
@@ -261,8 +294,8 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
     page.once("dialog", lambda dialog: dialog.accept())
     rows.filter(has_text="breezeline-100.md").get_by_role("button", name="Delete").click()
     rows.filter(has_text="breezeline-100.md").wait_for(state="detached")
-    assert rows.count() == 3
-    assert list(folder.iterdir()) == []
+    assert rows.count() == 4
+    assert sorted(p.name for p in folder.iterdir()) == ["airwell-20.pdf"]
     screenshot(page, "documents")
 
 
@@ -308,10 +341,45 @@ def test_a_question_and_its_follow_up_are_answered_with_cited_sources(
     assert "## Cleaning the air filter" in unquoted  # the section's own text, heading too
     assert "Cleaning the air filter" not in marks.all_inner_texts()[0]
     screenshot(page, "sources")
+
+    # Keyboard only: the arrow keys move between the views, as tabs do.
+    page.get_by_role("tab", name=re.compile("Sources")).focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("tab", name="Documents")).to_be_focused()
+    expect(page.get_by_role("tab", name="Documents")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowLeft")
     page.set_viewport_size({"width": 390, "height": 844})  # a phone: one column, no overflow
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     screenshot(page, "sources-phone")
     page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def test_a_pdf_source_links_to_its_page(page: Any, served: Served) -> None:
+    page.get_by_role("tab", name="Ask").click()
+    page.get_by_role("button", name="New conversation").click()
+    answer = ask(page, "What do I do when the thermal cut-out of the Airwell 20 switches it off?")
+    expect(answer.locator(".text")).to_contain_text("let it cool for 30 minutes")
+    answer.get_by_role("button", name=re.compile(r"Show \d+ sources?")).click()
+    card = page.locator("#source-cards .card").first
+    expect(card.locator(".title")).to_contain_text("airwell 20", ignore_case=True)
+    link = card.get_by_role("link", name="Open the PDF at page 2")
+    href = str(link.get_attribute("href"))
+    assert href.endswith("#page=2")
+    response = page.request.get(served.url + href.split("#")[0])
+    assert response.ok and response.headers["content-type"] == "application/pdf"
+    assert response.body().startswith(b"%PDF-")
+    # only stored documents are served, never another file
+    other = page.request.get(
+        f"{served.url}/chop/api/collections/{served.collection}/file?doc_id=/etc/passwd"
+    )
+    assert other.status == 404 and "no document '/etc/passwd'" in other.json()["error"]
+
+
+def test_a_declined_question_says_why(page: Any, served: Served) -> None:
+    page.get_by_role("tab", name="Ask").click()
+    page.get_by_role("button", name="New conversation").click()
+    answer = ask(page, "How do I clean the filter of the Coolwave 999Z?")
+    expect(answer.locator(".note")).to_contain_text("chop declined to answer: ")
 
 
 def test_bad_questions_get_one_clear_message(page: Any, served: Served) -> None:

@@ -366,7 +366,8 @@ function sourceCard(source, cited, answerText) {
   const pages = meta.pages || [];
   const link = String(source.doc_id).toLowerCase().endsWith(".pdf")
     ? el("a", {href: `${API}/collections/${state.collection}/file?doc_id=${encodeURIComponent(source.doc_id)}${pages.length ? `#page=${pages[0]}` : ""}`, target: "_blank", rel: "noopener"},
-        pages.length ? `Open the PDF at page ${pages[0]}` : "Open the PDF")
+        pages.length ? `Open the PDF at page ${pages[0]}` : "Open the PDF",
+        pages.length > 1 ? ` (the passage runs to page ${pages[pages.length - 1]})` : "")
     : null;
   return el("li", {class: cited ? "card is-cited" : "card"},
     el("h3", {}, el("span", {class: "number", text: `[${source.number}]`}),
