@@ -319,7 +319,7 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
             a["graph_id"]: client.assistants.get_schemas(a["assistant_id"])
             for a in client.assistants.search()
         }
-        assert set(schemas) == {"ingest", "decide_cnm", "answer"}
+        assert set(schemas) == {"ingest", "decide_cnm", "answer", "chat"}
         for graph_id, schema in schemas.items():
             for kind in ("input_schema", "output_schema", "context_schema"):
                 assert schema[kind], f"{graph_id}: {kind} is {schema[kind]!r}"

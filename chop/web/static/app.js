@@ -37,6 +37,8 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
+// The current collection's routes (its name is checked by the server; encoded all the same).
+const here = () => `${API}/collections/${encodeURIComponent(state.collection)}`;
 const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 function notify(message) {
@@ -352,7 +354,7 @@ async function renderSources() {
 async function documentCards() {
   if (state.documents.size) return;
   try {
-    const {documents} = await call(`${API}/collections/${state.collection}/documents`);
+    const {documents} = await call(`${here()}/documents`);
     state.documents = new Map(documents.map((d) => [d.doc_id, d]));
   } catch { /* cards then show what the source itself says */ }
 }
@@ -365,7 +367,7 @@ function sourceCard(source, cited, answerText) {
   const cnm = [source.model, source.category, (source.nouns || []).join(", ")].filter(Boolean).join(" · ");
   const pages = meta.pages || [];
   const link = String(source.doc_id).toLowerCase().endsWith(".pdf")
-    ? el("a", {href: `${API}/collections/${state.collection}/file?doc_id=${encodeURIComponent(source.doc_id)}${pages.length ? `#page=${pages[0]}` : ""}`, target: "_blank", rel: "noopener"},
+    ? el("a", {href: `${here()}/file?doc_id=${encodeURIComponent(source.doc_id)}${pages.length ? `#page=${pages[0]}` : ""}`, target: "_blank", rel: "noopener"},
         pages.length ? `Open the PDF at page ${pages[0]}` : "Open the PDF",
         pages.length > 1 ? ` (the passage runs to page ${pages[pages.length - 1]})` : "")
     : null;
@@ -404,7 +406,7 @@ async function loadDocuments() {
   const asked = ++documentsAsked;
   let documents = [];
   try {
-    ({documents} = await call(`${API}/collections/${state.collection}/documents`));
+    ({documents} = await call(`${here()}/documents`));
   } catch (error) {
     if (asked !== documentsAsked) return;
     body.replaceChildren();
@@ -439,7 +441,7 @@ function documentRow(doc) {
 async function removeDocument(doc) {
   if (!window.confirm(`Delete “${doc.title}” from ${state.collection}?`)) return;
   try {
-    await call(`${API}/collections/${state.collection}/documents?doc_id=${encodeURIComponent(doc.doc_id)}`, {method: "DELETE"});
+    await call(`${here()}/documents?doc_id=${encodeURIComponent(doc.doc_id)}`, {method: "DELETE"});
     await loadDocuments();
   } catch (error) {
     notify(error.message);
@@ -454,7 +456,7 @@ async function uploadFiles(event) {
   const refused = [];
   for (const file of files) {
     try {
-      const stored = await call(`${API}/collections/${state.collection}/uploads?name=${encodeURIComponent(file.name)}`, {
+      const stored = await call(`${here()}/uploads?name=${encodeURIComponent(file.name)}`, {
         method: "POST", headers: {"Content-Type": "application/octet-stream"}, body: file,
       });
       paths.push(stored.path);
@@ -537,7 +539,8 @@ async function runIngest(paths) {
     const calls = (report.stats && report.stats.llm_calls) || seen.calls;
     text.textContent = `Done: added ${r.added || 0}, updated ${r.updated || 0}, unchanged ${r.unchanged || 0}, ` +
       `deleted ${r.deleted || 0}; ${plural(r.chunks_stored || 0, "chunk")} stored, ${plural(calls, "LLM call")}.`;
-    $("progress-title").textContent = "Documents added";
+    const stored = (r.added || 0) + (r.updated || 0) + (r.unchanged || 0);
+    $("progress-title").textContent = stored ? "Documents added" : "Nothing was added";
     const listed = new Set([...warnings.children].map((li) => li.textContent));
     for (const [label, items] of [["skipped", report.problems || []], ["warning", report.warnings || []]]) {
       for (const item of items) {
