@@ -1,0 +1,325 @@
+"""Conversations on near-identical manuals: do follow-up turns keep the manual they are about?
+
+One command (results in bench/results/conversations/results.{json,md}):
+
+    python -m bench.conversations               # ingest the 11 phone manuals, run, report
+    python -m bench.conversations --reuse       # reuse the collection of an earlier run
+
+Collection: the 11 Galaxy phone manuals that hold the gold sections of most of the 50 S10 dev
+questions (S10, Note 10, Note 10+, Note 9, Note 8, S9, S9+, S8, S8+, A50, A20: twins S9/S9+
+and S8/S8+ are word for word identical), ingested by chop's ingest graph with the default
+Context (each manual's JSON through chop.loaders, as ``chop ingest`` reads it).
+
+Threads (seeded, written to threads.jsonl): each is six turns over three devices A, B, C and
+five distinct S10 dev questions whose gold section exists in the device asked about:
+  1. ``first``           the question naming A ("I have a Samsung Galaxy Note10. ...",
+                         "... on my s9 plus?", "[Galaxy A50] ...": four templates)
+  2. ``follow-up``       another question, device not named ("Thanks. ...", "And ...")
+  3. ``what about``      only names B ("What about the Galaxy S9?", "And the note-10?", six
+                         templates): turn 2's question about B
+  4. ``follow-up``       another question, device not named: about B now
+  5. ``pronoun``         refers back to turn 4 ("Where do I find that?", "How do I do it?")
+  6. ``new device``      its own question naming C ("... on my S8 Plus?")
+Devices are written as people write them (bench.device_naming.pick_variant: "Note10",
+"s9 plus", "S-10", ...). Each turn is measured three ways, on the top source an answer shows:
+  - ``thread``: the turn in its thread (the chat graph, chop.api.Conversations);
+  - ``ceiling``: the question it stands for asked alone with its device named
+    ("[<device>] <question>", the data README's template);
+  - ``alone``: the turn's words asked alone (what chop did before conversations).
+Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
+Answers are extractive (Context.answer = "quote"): the sources measured are the ones the
+default answer mode gets, without an LLM call per turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.device_naming import pick_variant
+from bench.emanual import DEFAULT_OUT, index_chop, overlaps, resolve_data
+from bench.emanual_data import (
+    S10_QUESTIONS,
+    GoldMatch,
+    Manual,
+    Question,
+    check_data,
+    load_manuals,
+    load_questions,
+    match_gold,
+)
+from bench.metrics import mean
+from bench.report import dumps_plain, log, md_table, script_parser, write_report
+from chop.api import ask, conversations
+from chop.config import Context
+from chop.models import get_embedder
+from chop.store import store_for
+
+SUBSET = "conversations"
+SEED = 35
+THREADS = 30
+COLLECTION = "bench_conversations"
+PHONES = (
+    "s10_manual_corpus.json",
+    *(
+        f"other_emanuals_corpus/Galaxy_{name}.json"
+        for name in ("Note_10", "Note_10+", "Note_9", "Note_8", "S9", "S9+", "S8", "S8+", "A50",
+                     "A20")
+    ),
+)  # fmt: skip
+FIRST = (
+    "I have a Samsung {device}. {question}",
+    "{bare} on my {device}?",
+    "[{device}] {question}",
+    "My phone is a {device}. {question}",
+)
+FOLLOW_UP = ("{question}", "Thanks. {question}", "And {lower}", "Another thing: {question}")
+WHAT_ABOUT = (
+    "What about the {device}?",
+    "And the {device}?",
+    "Same question for my {device}.",
+    "How about on a {device}?",
+    "Is it the same on the {device}?",
+    "and for the {device}",
+)
+PRONOUN = (
+    "Where do I find that?",
+    "How do I do it?",
+    "Can you tell me more about that?",
+    "Where is that setting?",
+)
+NEW_DEVICE = ("{bare} on my {device}?", "I also have a {device}. {question}")
+KINDS = ("first", "follow-up", "what about", "follow-up", "pronoun", "new device")
+
+
+@dataclass(frozen=True)
+class Turn:
+    kind: str
+    text: str  # what the user writes
+    device: str  # the manual it is about (its loader device name)
+    question: Question  # the dev question it stands for
+
+    def ceiling(self) -> str:
+        return f"[{self.device}] {self.question.question.strip()}"
+
+
+def gold_of(manual: Manual, question: Question) -> GoldMatch:
+    return match_gold(question.section_path, manual.sections)
+
+
+def exact(manual: Manual, question: Question) -> bool:
+    return gold_of(manual, question).how in ("exact", "normalised")
+
+
+def build_threads(
+    manuals: Sequence[Manual], questions: Sequence[Question], count: int, seed: int
+) -> list[list[Turn]]:
+    """``count`` six-turn threads, deterministic for ``seed`` (see the module docstring)."""
+    rng = random.Random(seed)
+    threads: list[list[Turn]] = []
+    while len(threads) < count:
+        a, b, c = rng.sample(list(manuals), 3)
+        usable = [q for q in questions if exact(a, q) and exact(b, q) and exact(c, q)]
+        if len(usable) < 4:
+            continue
+        q1, q2, q4, q6 = rng.sample(usable, 4)
+
+        def words(q: Question) -> dict[str, str]:
+            text = q.question.strip()
+            return {
+                "question": text,
+                "bare": text.rstrip("?"),
+                "lower": text[:1].lower() + text[1:],
+            }
+
+        def name(m: Manual) -> str:
+            return pick_variant(m.device, rng)[1]
+
+        threads.append(
+            [
+                Turn("first", rng.choice(FIRST).format(device=name(a), **words(q1)), a.device, q1),
+                Turn("follow-up", rng.choice(FOLLOW_UP).format(**words(q2)), a.device, q2),
+                Turn("what about", rng.choice(WHAT_ABOUT).format(device=name(b)), b.device, q2),
+                Turn("follow-up", rng.choice(FOLLOW_UP).format(**words(q4)), b.device, q4),
+                Turn("pronoun", rng.choice(PRONOUN), b.device, q4),
+                Turn("new device", rng.choice(NEW_DEVICE).format(device=name(c), **words(q6)),
+                     c.device, q6),
+            ]
+        )  # fmt: skip
+    return threads
+
+
+def scored(result: dict[str, Any], manual: Manual, question: Question) -> dict[str, Any]:
+    """Doc@1 and Hit@1 of an answer's top source."""
+    sources = result.get("sources") or []
+    if not sources:
+        return {"doc@1": False, "hit@1": False, "top": None}
+    top = sources[0]
+    meta = top.get("metadata") or {}
+    right = top["doc_id"] == manual.doc_id
+    hit = right and overlaps(
+        int(meta.get("char_start", -1)), int(meta.get("char_end", -1)), manual,
+        gold_of(manual, question),
+    )  # fmt: skip
+    return {"doc@1": right, "hit@1": bool(hit), "top": f"{top['doc_title']}#{top['chunk_index']}"}
+
+
+def run_threads(
+    ctx: Context, threads: Sequence[list[Turn]], manuals: dict[str, Manual]
+) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    with conversations(ctx) as talk:
+        for number, thread in enumerate(threads):
+            thread_id = f"bench-{number}"
+            talk.delete(thread_id)
+            for position, turn in enumerate(thread, start=1):
+                manual = manuals[turn.device]
+                in_thread = talk.ask(turn.text, thread_id)
+                ceiling = ask(turn.ceiling(), context=ctx)
+                alone = ask(turn.text, context=ctx)
+                records.append(
+                    {
+                        "thread_no": number,
+                        "turn": position,
+                        "kind": turn.kind,
+                        "text": turn.text,
+                        "device": turn.device,
+                        "qid": turn.question.qid,
+                        "decision": in_thread["continuity"].get("decision"),
+                        "asked_as": in_thread["question"],
+                        "thread": scored(in_thread, manual, turn.question),
+                        "ceiling": scored(ceiling, manual, turn.question),
+                        "alone": scored(alone, manual, turn.question),
+                    }
+                )
+            log(f"thread {number + 1}/{len(threads)} done")
+    return records
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    out: dict[str, float] = {"turns": len(records)}
+    for way in ("thread", "ceiling", "alone"):
+        for metric in ("doc@1", "hit@1"):
+            out[f"{way} {metric}"] = mean([float(r[way][metric]) for r in records])
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    s = results["settings"]
+    header = ["turn kind", "n", "thread Doc@1", "ceiling Doc@1", "alone Doc@1",
+              "thread Hit@1", "ceiling Hit@1", "alone Hit@1"]  # fmt: skip
+    rows = [
+        [kind, int(m["turns"]), *(f"{m[f'{w} doc@1']:.3f}" for w in ("thread", "ceiling", "alone")),
+         *(f"{m[f'{w} hit@1']:.3f}" for w in ("thread", "ceiling", "alone"))]
+        for kind, m in results["groups"].items()
+    ]  # fmt: skip
+    decisions = ", ".join(f"{k} {v}" for k, v in results["decisions"].items())
+    return "\n".join(
+        [
+            "# Conversations — follow-ups on 11 near-identical phone manuals",
+            "",
+            f"{s['date']} · embedder {s['embedder']} · {s['manuals']} manuals · {s['threads']} "
+            f"threads of 6 turns (seed {s['seed']}) · default Context, answers extractive",
+            "",
+            "thread: the turn in its conversation; ceiling: the question it stands for asked "
+            "alone with its device named; alone: the turn's words asked alone (before "
+            "conversations). Doc@1: the top source is from the right manual; Hit@1: and it "
+            "overlaps the gold section.",
+            "",
+            md_table(header, rows),
+            "",
+            f"Continuity decisions taken, by turn kind: {decisions}.",
+            "",
+        ]
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    root = resolve_data(args.data)
+    check_data(root)
+    manual_list, _skipped = load_manuals([root / name for name in PHONES])
+    manuals = {m.device: m for m in manual_list}
+    questions = load_questions(root / S10_QUESTIONS, "Galaxy S10")
+    threads = build_threads(manual_list, questions, args.threads, args.seed)
+    out = Path(args.out) / SUBSET
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "threads.jsonl").write_text(
+        "".join(json.dumps([t.text for t in thread]) + "\n" for thread in threads), "utf-8"
+    )
+    ctx = Context().with_overrides(collection=COLLECTION)
+    store = store_for(ctx)
+    costs: dict[str, Any] = {"reused": True}
+    if not (args.reuse and store.collection_exists(COLLECTION)):
+        log(f"ingesting {len(manual_list)} manuals into {COLLECTION} (default Context)")
+        stats = index_chop(Context(), store, COLLECTION, [m.loaded for m in manual_list])
+        costs = {
+            "chunks": stats.chunks,
+            "llm_calls": stats.llm_calls,
+            "cache_hits": stats.cache_hits,
+            "index_seconds": round(stats.index_seconds, 1),
+        }
+        log(f"ingested: {costs}")
+    if args.ingest_only:
+        return {}
+    started = time.perf_counter()
+    records = run_threads(ctx.with_overrides(answer="quote"), threads, manuals)
+    kinds = dict.fromkeys(r["kind"] for r in records)
+    groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
+    groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
+    groups["all"] = summary(records)
+    decisions = {
+        kind: "/".join(
+            f"{d} {sum(r['decision'] == d for r in records if r['kind'] == kind)}"
+            for d in dict.fromkeys(r["decision"] for r in records if r["kind"] == kind)
+        )
+        for kind in kinds
+    }
+    results: dict[str, Any] = {
+        "settings": {
+            "subset": SUBSET,
+            "data": str(root),
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "embedder": get_embedder(ctx).name,
+            "manuals": len(manual_list),
+            "threads": len(threads),
+            "seed": args.seed,
+            "collection": COLLECTION,
+            "answer": "quote (extractive: no LLM call per turn; the same sources)",
+        },
+        "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
+        "groups": groups,
+        "decisions": decisions,
+        "per_turn": records,
+    }
+    text = markdown(results)
+    write_report(out, "results", dumps_plain(results), text)
+    print(text)
+    return results
+
+
+def parser() -> argparse.ArgumentParser:
+    p = script_parser("bench.conversations", __doc__)
+    p.add_argument("--data", default=None, help="E-Manual QA folder (default: ../shared/data)")
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="results folder")
+    p.add_argument("--threads", type=int, default=THREADS, help="conversations to run")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--reuse", action="store_true", help="reuse the collection if it exists")
+    p.add_argument("--ingest-only", action="store_true", help="only (re)build the collection")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    run(parser().parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
