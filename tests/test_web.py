@@ -324,6 +324,10 @@ def test_a_question_and_its_follow_up_are_answered_with_cited_sources(
     )
     expect(follow_up.locator(".note").nth(1)).to_contain_text("Asked as: “[Coolwave 330C]")
     assert follow_up.locator(".text").inner_text().strip()
+
+    switched = ask(page, "What about the Coolwave 410X?")
+    expect(switched.locator(".note").first).to_contain_text("This question switched documents (")
+    expect(switched.locator(".cited")).to_contain_text("Cited: Coolwave 410X User Manual")
     screenshot(page, "ask")
 
     first.get_by_role("button", name=re.compile(r"Show \d+ sources?")).click()

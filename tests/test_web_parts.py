@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,16 @@ def test_the_page_loads_nothing_from_outside_the_package() -> None:
         assert "@import" not in text and "cdn" not in text.lower(), name
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"chop.web" = ["static/*.html", "static/*.css", "static/*.js"]' in pyproject
+
+
+def test_chop_serve_on_a_busy_port_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from chop.cli import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", "--no-browser", "--port", str(port)]) == 2
+    assert f"error: port {port} on 127.0.0.1 is in use: pick another with --port" in (
+        capsys.readouterr().err.replace("\n", " ")
+    )
