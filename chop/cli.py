@@ -480,6 +480,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             open_browser=not args.no_browser,
+            log_level=args.log_level,
             announce=lambda line: console.print(escape(line)),
         )
     except ServeError as err:
@@ -574,6 +575,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
     p.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
     p.add_argument("--no-browser", action="store_true", help="do not open the page")
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="the server's log level (default: warning)",
+    )
     common(p)
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("delete", help="remove documents by doc_id")

@@ -33,7 +33,7 @@ from chop.config import Context
 from chop.sample_corpus import write_sample_corpus
 from chop.store import store_for
 from chop.stub_llm import StubServer
-from chop.web.serve import stop
+from chop.web.serve import port_is_free, stop
 from chop.web.uploads import upload_folder
 from tests.pdfs import BODY, BOLD, LARGE, make_styled_pdf
 from tests.test_server import free_port, log_tail, missing_server_packages
@@ -140,6 +140,7 @@ def served(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     command = [sys.executable, "-m", "chop.cli", "serve", "--no-browser", "--port", str(port)]
+    command += ["--log-level", "info"]  # the log a failure prints
     with log.open("wb") as out:
         process = subprocess.Popen(
             command, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -156,8 +157,12 @@ def served(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         print(f"--- chop serve log ---\n{log_tail(log)}")
         raise
     finally:
-        stop(process)
+        stop(process)  # SIGTERM: chop serve stops the server's own process group first
         stub.stop()
+        deadline = time.monotonic() + 30
+        while not port_is_free("127.0.0.1", port) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert port_is_free("127.0.0.1", port), "the LangGraph server outlived chop serve"
         with contextlib.suppress(Exception):
             store_for(ctx).drop_collection(collection)
         shutil.rmtree(upload_folder(data_dir, collection), ignore_errors=True)

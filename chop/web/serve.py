@@ -21,6 +21,7 @@ import sys
 import time
 import urllib.request
 import webbrowser
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,10 @@ def langgraph_command() -> str:
 
 
 def port_is_free(host: str, port: int) -> bool:
+    """Whether a server could listen on ``port`` now (as uvicorn does, SO_REUSEADDR: the
+    connections of a server just stopped, in TIME_WAIT, do not count)."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -123,6 +127,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 2024,
     open_browser: bool = True,
+    log_level: str = "WARNING",
     announce: Any = print,
 ) -> int:
     """Run the server until it stops or Ctrl-C; returns its exit status."""
@@ -132,21 +137,44 @@ def serve(
     folder = Path(ctx.data_dir).expanduser().absolute() / "server"
     config = write_config(folder)
     arguments = ["dev", "--no-browser", "--no-reload", "--host", host, "--port", str(port)]
-    process = subprocess.Popen(
-        [command, *arguments, "--config", str(config)],
-        cwd=folder,
-        env=server_environment(ctx),
-        start_new_session=True,  # Ctrl-C reaches this process; it stops the group
-    )
+    arguments += ["--server-log-level", log_level.upper()]
+    announce(f"starting the LangGraph server on port {port} (the first start makes the database)")
+    env = {**server_environment(ctx), "LOG_LEVEL": log_level.upper()}  # langgraph-api's own log
     shown_host = "localhost" if host in {"127.0.0.1", "0.0.0.0", "::"} else host
     url = f"http://{shown_host}:{port}"
+    with signals_as_ctrl_c():
+        process = subprocess.Popen(
+            [command, *arguments, "--config", str(config)],
+            cwd=folder,
+            env=env,
+            start_new_session=True,  # its own group: stopped below, whatever stops this one
+        )
+        try:
+            local = "127.0.0.1" if host == "0.0.0.0" else host
+            wait_for(f"http://{local}:{port}", process, STARTUP_S)
+            announce(f"chop is serving {url}{PAGE} (collection {ctx.collection}); Ctrl-C stops it")
+            if open_browser:
+                webbrowser.open(f"{url}{PAGE}")
+            return process.wait()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            stop(process)
+
+
+@contextlib.contextmanager
+def signals_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a process manager, a closed terminal) end the wait as Ctrl-C does,
+    so the server's process group is stopped too instead of outliving this process."""
+
+    def interrupt(number: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    for number in previous:
+        signal.signal(number, interrupt)
     try:
-        wait_for(f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}", process, STARTUP_S)
-        announce(f"chop is serving {url}{PAGE} (collection {ctx.collection}); Ctrl-C stops it")
-        if open_browser:
-            webbrowser.open(f"{url}{PAGE}")
-        return process.wait()
-    except KeyboardInterrupt:
-        return 0
+        yield
     finally:
-        stop(process)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
