@@ -302,6 +302,10 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
     assert rows.count() == 4
     assert sorted(p.name for p in folder.iterdir()) == ["airwell-20.pdf"]
     screenshot(page, "documents")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: the table as cards
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "documents-phone")
+    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def ask(page: Any, question: str) -> Any:

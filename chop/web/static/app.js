@@ -535,11 +535,11 @@ async function runIngest(paths) {
     text.textContent = `The ingest failed: ${failure}`;
   } else if (report) {
     const r = report.report;
-    bar.max = 1; bar.value = 1;
+    const stored = (r.added || 0) + (r.updated || 0) + (r.unchanged || 0);
+    bar.max = 1; bar.value = stored ? 1 : 0;
     const calls = (report.stats && report.stats.llm_calls) || seen.calls;
     text.textContent = `Done: added ${r.added || 0}, updated ${r.updated || 0}, unchanged ${r.unchanged || 0}, ` +
       `deleted ${r.deleted || 0}; ${plural(r.chunks_stored || 0, "chunk")} stored, ${plural(calls, "LLM call")}.`;
-    const stored = (r.added || 0) + (r.updated || 0) + (r.unchanged || 0);
     $("progress-title").textContent = stored ? "Documents added" : "Nothing was added";
     const listed = new Set([...warnings.children].map((li) => li.textContent));
     for (const [label, items] of [["skipped", report.problems || []], ["warning", report.warnings || []]]) {
