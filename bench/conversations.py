@@ -26,23 +26,33 @@ Devices are written as people write them (bench.device_naming.pick_variant: "Not
   - ``ceiling``: the question it stands for asked alone with its device named
     ("[<device>] <question>", the data README's template);
   - ``alone``: the turn's words asked alone (what chop did before conversations).
+The thread runs the whole chat graph; ceiling and alone run the answer graph up to its
+retrieve node (the sources are final there).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
-Answers are extractive (Context.answer = "quote"): the sources measured are the ones the
-default answer mode gets, without an LLM call per turn.
+Default Context throughout (answers extractive, Context.answer = "quote"), with one exception
+(``--verdicts stub``, the default): the yes/no verdict a yes/no question asks the LLM for comes
+from chop.stub_llm (zero latency). It changes no source, which is all that is measured; the
+local model took minutes per verdict on the contended 2-core machine (``--verdicts local``
+runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.device_naming import pick_variant
 from bench.emanual import DEFAULT_OUT, index_chop, overlaps, resolve_data
@@ -58,14 +68,16 @@ from bench.emanual_data import (
 )
 from bench.metrics import mean
 from bench.report import dumps_plain, log, md_table, script_parser, write_report
-from chop.api import ask, conversations
+from chop.api import conversations
 from chop.config import Context
 from chop.models import get_embedder
 from chop.store import store_for
+from chop.stub_llm import serve_stub
+from graphs.answer import build_answer_graph
 
 SUBSET = "conversations"
 SEED = 35
-THREADS = 30
+THREADS = 12
 COLLECTION = "bench_conversations"
 PHONES = (
     "s10_manual_corpus.json",
@@ -172,10 +184,34 @@ def scored(result: dict[str, Any], manual: Manual, question: Question) -> dict[s
     return {"doc@1": right, "hit@1": bool(hit), "top": f"{top['doc_title']}#{top['chunk_index']}"}
 
 
+def alone_sources(ctx: Context, question: str) -> dict[str, Any]:
+    """The sources a one-off question gets: the answer graph stopped after its retrieve node
+    (the sources are final there; generate only writes the answer, and measuring it thrice
+    per turn would not fit the time the contended machine has)."""
+    global _RETRIEVAL_ONLY
+    if _RETRIEVAL_ONLY is None:
+        _RETRIEVAL_ONLY = build_answer_graph().builder.compile(
+            checkpointer=InMemorySaver(), interrupt_after=["retrieve"]
+        )
+    config: RunnableConfig = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    _RETRIEVAL_ONLY.invoke({"question": question}, config=config, context=ctx)
+    return dict(_RETRIEVAL_ONLY.get_state(config).values)
+
+
+_RETRIEVAL_ONLY: Any = None
+
+
 def run_threads(
-    ctx: Context, threads: Sequence[list[Turn]], manuals: dict[str, Manual]
+    ctx: Context,
+    threads: Sequence[list[Turn]],
+    manuals: dict[str, Manual],
+    partial: Path | None = None,
 ) -> list[dict[str, Any]]:
+    """Every turn of every thread, measured three ways; each finished thread's records are
+    appended to ``partial`` (a run cut short still leaves them)."""
     records: list[dict[str, Any]] = []
+    if partial is not None:
+        partial.write_text("", "utf-8")
     with conversations(ctx) as talk:
         for number, thread in enumerate(threads):
             thread_id = f"bench-{number}"
@@ -183,8 +219,8 @@ def run_threads(
             for position, turn in enumerate(thread, start=1):
                 manual = manuals[turn.device]
                 in_thread = talk.ask(turn.text, thread_id)
-                ceiling = ask(turn.ceiling(), context=ctx)
-                alone = ask(turn.text, context=ctx)
+                ceiling = alone_sources(ctx, turn.ceiling())
+                alone = alone_sources(ctx, turn.text)
                 records.append(
                     {
                         "thread_no": number,
@@ -200,6 +236,10 @@ def run_threads(
                         "alone": scored(alone, manual, turn.question),
                     }
                 )
+            if partial is not None:
+                with partial.open("a", encoding="utf-8") as out:
+                    for record in records[-len(thread) :]:
+                        out.write(json.dumps(record) + "\n")
             log(f"thread {number + 1}/{len(threads)} done")
     return records
 
@@ -227,7 +267,7 @@ def markdown(results: dict[str, Any]) -> str:
             "# Conversations — follow-ups on 11 near-identical phone manuals",
             "",
             f"{s['date']} · embedder {s['embedder']} · {s['manuals']} manuals · {s['threads']} "
-            f"threads of 6 turns (seed {s['seed']}) · default Context, answers extractive",
+            f"threads of 6 turns (seed {s['seed']}) · default Context",
             "",
             "thread: the turn in its conversation; ceiling: the question it stands for asked "
             "alone with its device named; alone: the turn's words asked alone (before "
@@ -270,7 +310,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ingest_only:
         return {}
     started = time.perf_counter()
-    records = run_threads(ctx.with_overrides(answer="quote"), threads, manuals)
+    with contextlib.ExitStack() as stack:
+        if args.verdicts == "stub":
+            base_url = stack.enter_context(serve_stub(latency=(0.0, 0.0)))
+            ctx = ctx.with_overrides(
+                chat_provider="openai", openai_base_url=f"{base_url}/v1", chat_model="stub"
+            )
+        records = run_threads(ctx, threads, manuals, out / "partial.jsonl")
     kinds = dict.fromkeys(r["kind"] for r in records)
     groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
     groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
@@ -292,7 +338,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "threads": len(threads),
             "seed": args.seed,
             "collection": COLLECTION,
-            "answer": "quote (extractive: no LLM call per turn; the same sources)",
+            "answer": ctx.answer,
+            "verdicts": args.verdicts,
         },
         "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
         "groups": groups,
@@ -312,6 +359,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=THREADS, help="conversations to run")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--reuse", action="store_true", help="reuse the collection if it exists")
+    p.add_argument(
+        "--verdicts",
+        choices=["stub", "local"],
+        default="stub",
+        help="the LLM of yes/no verdicts (no source depends on it; default: the stub)",
+    )
     p.add_argument("--ingest-only", action="store_true", help="only (re)build the collection")
     return p
 

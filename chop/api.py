@@ -3,7 +3,8 @@
 from chop.api import ingest, ask
 report = ingest(["manuals/"])
 result = ask("How often do I clean the filter of the 330C?")
-ask("And how do I empty its tank?", thread_id="t1")  # a conversation: same manual
+ask("How often do I clean the filter of the 330C?", thread_id="t1")  # a conversation
+ask("And how do I empty the tank?", thread_id="t1")  # a follow-up: the same manual
 """
 
 from __future__ import annotations

@@ -204,6 +204,12 @@ _OWNING = frozenset(
         "the",
         "this",
         "is",
+        "phone",
+        "device",
+        "tablet",
+        "samsung",
+        "new",
+        "model",
     ]
 )
 
@@ -232,16 +238,26 @@ _DANGLING = frozenset(
 )
 
 
-def tidy(topic: str, asks: bool | None = None) -> str:
-    """``topic`` without periods and forms, nor words left dangling at the end; ending in "?"
-    when it ``asks`` (by default: when it did)."""
+def tidy(topic: str, asks: bool | None = None, names: frozenset[str] = frozenset()) -> str:
+    """``topic`` without periods and forms, nor words left dangling at the end (or words of
+    ``names`` there: "on my note 10"); ending in "?" when it ``asks`` (by default: when it
+    did)."""
     text = _PERIOD_PHRASE.sub(" ", topic)
     asks = text.rstrip().endswith("?") if asks is None else asks
     found = text.replace("?", " ").split()
-    while found and found[-1].lower().strip(",.;:") in _DANGLING:
+    while found and (found[-1].lower().strip(",.;:") in _DANGLING or among(found[-1], names)):
         found.pop()
     sentence = " ".join(found).rstrip(" ,;:")
     return f"{sentence}?" if asks and sentence else sentence
+
+
+_MODEL_WORD = re.compile(r"(?i)(?=.*\d)(?=.*[a-z])")
+
+
+def among(word: str, names: frozenset[str]) -> bool:
+    """Whether ``word`` is one of ``names``, however hyphenated ("Note-10" is "note10")."""
+    lowered = word.lower().strip(",.;:?!")
+    return lowered in names or re.sub(r"[^a-z0-9+]", "", lowered) in names
 
 
 def name_words(cards: Sequence[DocumentCard]) -> set[str]:
@@ -256,17 +272,25 @@ def name_words(cards: Sequence[DocumentCard]) -> set[str]:
 def own_topic(question: str, cards: Sequence[DocumentCard]) -> str:
     """``question`` without the words that name ``cards`` (chop.question.without_names), and
     without the sentences that only say which device it is ("I have a Galaxy Note10.")."""
+    vocabulary = frozenset(name_words(cards))
     sentences = re.split(r"(?<=[.!?])\s+", question.strip())
     kept = [
         s
         for s in sentences
-        if (t := without_names(s, cards)) == s or not all(w in _OWNING for w in words_of(t))
+        if (
+            (t := without_names(s, cards)) == s
+            and not any(among(w, vocabulary) for w in words_of(s))
+        )
+        or not all(w in _OWNING or among(w, vocabulary) for w in words_of(t))
     ]
     topic = without_names(" ".join(kept), cards) if kept else ""
-    vocabulary = name_words(cards)
-    if all(w in FILLER or w in vocabulary for w in words_of(topic)):
+    # a model written in a way without_names does not see ("Note-10"): out too
+    topic = " ".join(
+        w for w in topic.split() if not (among(w, vocabulary) and _MODEL_WORD.search(w))
+    )
+    if all(w in FILLER or among(w, vocabulary) for w in words_of(topic)):
         return ""  # the question is all names ("Galaxy S10?"); without_names keeps those
-    return tidy(topic, asks=question.rstrip().endswith("?"))
+    return tidy(topic, asks=question.rstrip().endswith("?"), names=vocabulary)
 
 
 def refers_back(topic: str) -> bool:

@@ -34,6 +34,7 @@ import tenacity
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
 from chop.config import Context
@@ -287,7 +288,11 @@ def structured_call(
                 deadline = time.monotonic() + ctx.llm_deadline_s
             timeout = max(MIN_ATTEMPT_S, min(ctx.llm_timeout_s, remaining()))
             with timed("llm", spans):
-                reply = _bind(chat_model, ctx, schema, task, timeout).invoke(msgs)
+                # a structured reply is chop's input, not a chat message: "nostream" keeps it
+                # out of a graph's stream_mode="messages" (the chat graph streams its answer)
+                reply = _bind(chat_model, ctx, schema, task, timeout).invoke(
+                    msgs, config={"tags": [TAG_NOSTREAM]}
+                )
         busy += time.perf_counter() - began
         raw = reply.content if isinstance(reply, AIMessage) else str(reply)  # type: ignore[assignment]
         return parse_reply(reply, schema)

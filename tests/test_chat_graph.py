@@ -146,3 +146,37 @@ def test_a_run_without_the_users_question_is_one_clear_error(
         chat_graph.invoke({"question": "How often?"}, context=ctx)
     with pytest.raises(InvalidInput, match="empty"):
         chat_graph.invoke({"messages": [HumanMessage("   ")]}, context=ctx)
+
+
+def test_streaming_messages_gives_the_answer_as_one_message_and_no_llm_json(
+    context: Context, store, scripted
+) -> None:  # type: ignore[no-untyped-def]
+    ctx = twin_manuals(context).with_overrides(answer="lead")  # the LLM writes a lead (JSON)
+    graph = build_chat_graph().builder.compile(checkpointer=InMemorySaver())
+    question = {"role": "user", "content": "How often do I clean the filter of the Coolwave 330C?"}
+    before = scripted.count("answer")
+    streamed = list(
+        graph.stream(
+            {"messages": [question]},
+            config={"configurable": {"thread_id": "s"}},
+            context=ctx,
+            stream_mode="messages",
+        )
+    )
+    assert scripted.count("answer") == before + 1, "the LLM was asked for the answer's lead"
+    assert [(type(m).__name__, meta["langgraph_node"]) for m, meta in streamed] == [
+        ("AIMessage", "reply")
+    ]
+    message = streamed[0][0]
+    assert "every 4 weeks" in str(message.content)
+    assert message.additional_kwargs["chop"]["continuity"]["decision"] == "first"
+
+
+async def test_aask_continues_a_thread_too(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    from chop.api import aask
+
+    ctx = twin_manuals(context)
+    await aask("How often do I clean the filter of the Coolwave 225B?", context=ctx, thread_id="z")
+    follow = await aask("How do I empty the water tank?", context=ctx, thread_id="z")
+    assert follow["continuity"]["decision"] == "continue" and follow["thread_id"] == "z"
+    assert models_of(follow) == {"Coolwave 225B"}

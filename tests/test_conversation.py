@@ -82,6 +82,23 @@ def test_a_follow_up_naming_no_device_stays_with_the_previous_device(follow_up: 
     assert "Galaxy Note10" in turn["reason"]
 
 
+@pytest.mark.parametrize(
+    "first",
+    [
+        FIRST,
+        "My phone is a galaxy note 10. How can I use time zone converter?",
+        "How can I use time zone converter on my Note-10?",
+        "On my Note-10, how can I use time zone converter?",
+        "[Galaxy Note10] How can I use time zone converter?",
+    ],
+)
+def test_what_about_re_asks_the_first_question_however_the_device_was_named(first: str) -> None:
+    turn = last([first, "and the S9?"])
+    assert turn["question"].startswith("[Galaxy S9] ")
+    assert turn["question"].lower().endswith("how can i use time zone converter?")
+    assert "note" not in turn["question"].lower(), "nothing of the previous device is kept"
+
+
 def test_continuity_holds_over_many_turns() -> None:
     turns = conversation(
         [FIRST, "How can I enable screenshot toolbar?", "and the always on display?"], PHONES
