@@ -26,6 +26,7 @@ from rich.table import Table
 from chop.chat_cli import cmd_chat, cmd_threads, say_continuity
 from chop.config import Context, SearchMode
 from chop.identity import USER_FIELDS, user_card
+from chop.web.serve import add_serve_command
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 T = TypeVar("T")
@@ -378,24 +379,6 @@ def cmd_graphs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """The LangGraph server with chop's graphs and page on localhost (chop.web.serve)."""
-    from chop.web.serve import ServeError, serve
-
-    try:
-        return serve(
-            _context(args),
-            host=args.host,
-            port=args.port,
-            open_browser=not args.no_browser,
-            log_level=args.log_level,
-            announce=lambda line: console.print(escape(line)),
-        )
-    except ServeError as err:
-        console.print(f"[red]error:[/] {shown(err)}")
-        return 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chop", description=__doc__)
     parser.add_argument("--version", action="version", version=f"chop {chop_version()}")
@@ -479,18 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="every stored field, as JSON")
     common(p)
     p.set_defaults(func=cmd_docs)
-    p = sub.add_parser("serve", help="serve the graphs and the page on localhost")
-    p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
-    p.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
-    p.add_argument("--no-browser", action="store_true", help="do not open the page")
-    p.add_argument(
-        "--log-level",
-        default="warning",
-        choices=["debug", "info", "warning", "error"],
-        help="the server's log level (default: warning)",
-    )
-    common(p)
-    p.set_defaults(func=cmd_serve)
+    add_serve_command(sub, common)
     p = sub.add_parser("delete", help="remove documents by doc_id")
     p.add_argument("doc_ids", nargs="+", help="doc_ids as `chop docs` lists them")
     common(p)

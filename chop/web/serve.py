@@ -10,6 +10,7 @@ and the browser opens chop's page, not LangGraph Studio (which needs the interne
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -24,6 +25,9 @@ import webbrowser
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
 
 from chop.config import Context
 
@@ -178,3 +182,36 @@ def signals_as_ctrl_c() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def add_serve_command(sub: Any, common: Any) -> None:
+    """``chop serve``'s arguments, in the ``chop`` parser (``common`` adds --collection)."""
+    p = sub.add_parser("serve", help="serve the graphs and the page on localhost")
+    p.add_argument("--port", type=int, default=2024, help="port (default: 2024)")
+    p.add_argument("--host", default="127.0.0.1", help="address (default: 127.0.0.1)")
+    p.add_argument("--no-browser", action="store_true", help="do not open the page")
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="the server's log level (default: warning)",
+    )
+    common(p)
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The LangGraph server with chop's graphs and page on localhost."""
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        return serve(
+            Context().with_overrides(collection=args.collection),
+            host=args.host,
+            port=args.port,
+            open_browser=not args.no_browser,
+            log_level=args.log_level,
+            announce=lambda line: console.print(escape(line)),
+        )
+    except ServeError as err:
+        console.print(f"[red]error:[/] {escape(str(err))}")
+        return 2
