@@ -348,11 +348,14 @@ def test_a_question_and_its_follow_up_are_answered_with_cited_sources(
     expect(card.locator(".title")).to_have_text("Coolwave 330C User Manual")
     expect(card.locator(".identity")).to_contain_text("Coolwave 330C")
     expect(card.locator(".section").first).to_contain_text("Cleaning the air filter")
+    card.locator(".passage[data-section=whole]").wait_for()  # the whole section, fetched
     marks = card.locator("mark")
     expect(marks.first).to_contain_text("Clean the air filter every 4 weeks")
     unquoted = card.locator(".passage").inner_text()
     assert "## Cleaning the air filter" in unquoted  # the section's own text, heading too
     assert "Cleaning the air filter" not in marks.all_inner_texts()[0]
+    for sentence in ("Clean the air filter every 4 weeks", "press and hold SLEEP"):
+        assert unquoted.count(sentence) == 1, unquoted  # adjacent chunks' overlap said once
     screenshot(page, "sources")
 
     # Keyboard only: the arrow keys move between the views, as tabs do.

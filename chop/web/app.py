@@ -191,6 +191,47 @@ def document_file(request: Request) -> Response:
     return FileResponse(path, media_type="application/pdf", content_disposition_type="inline")
 
 
+SECTION_WINDOW = 6  # chunks on either side, as the answer reads a section (nodes/generate.py)
+
+
+def section(request: Request) -> Response:
+    """The whole section around a source's chunk (its neighbours under the same heading path,
+    as the answer reads it), the overlap between adjacent chunks said once: a card shows the
+    quoted sentences inside it."""
+    ctx = collection_context(request.path_params["collection"])
+    doc_id = request.query_params.get("doc_id", "")
+    try:
+        index = int(request.query_params.get("chunk_index", ""))
+    except ValueError:
+        raise Refused(400, "chunk_index must be a whole number") from None
+    store = existing(ctx)
+    around = store.neighbours(
+        ctx.collection, doc_id, index - SECTION_WINDOW, index + SECTION_WINDOW
+    )
+    at = next((i for i, hit in enumerate(around) if hit.chunk_index == index), None)
+    if at is None:
+        raise Refused(404, f"no chunk {index} of {doc_id!r} in collection {ctx.collection!r}")
+    path = around[at].metadata.get("headings") or []
+    first = last = at
+    while path and first > 0 and (around[first - 1].metadata.get("headings") or []) == path:
+        first -= 1
+    while (
+        path
+        and last + 1 < len(around)
+        and (around[last + 1].metadata.get("headings") or []) == path
+    ):
+        last += 1
+    text, end = "", 0
+    for hit in around[first : last + 1]:
+        overlap = end - hit.char_start if text else 0
+        if 0 < overlap <= len(hit.text) and text.endswith(hit.text[:overlap]):
+            text += hit.text[overlap:]  # the words two adjacent chunks share, once
+        else:
+            text += ("\n" if text else "") + hit.text
+        end = hit.char_end
+    return JSONResponse({"text": text, "chunks": last - first + 1})
+
+
 def error_response(exc: Exception) -> Response:
     """A refusal, or anything else (the database down, say), as one sentence."""
     import psycopg
@@ -238,6 +279,7 @@ routes = [
     Route(COLLECTION + "/documents", answered(delete_document), methods=["DELETE"]),
     Route(COLLECTION + "/uploads", answered(upload), methods=["POST"]),
     Route(COLLECTION + "/file", answered(document_file), methods=["GET"]),
+    Route(COLLECTION + "/section", answered(section), methods=["GET"]),
     Mount(PREFIX + "/static", StaticFiles(directory=STATIC), name="static"),
 ]
 

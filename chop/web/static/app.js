@@ -349,6 +349,26 @@ async function renderSources() {
   const cited = (s) => answer.citations.includes(s.number);
   const ordered = [...answer.sources].sort((a, b) => Number(cited(b)) - Number(cited(a)) || a.number - b.number);
   list.replaceChildren(...ordered.map((source) => sourceCard(source, cited(source), answer.text)));
+  // each card's passage becomes its whole section, as the answer read it, once it is fetched
+  for (const [index, source] of ordered.entries()) {
+    const passage = list.children[index].querySelector(".passage");
+    sectionText(source).then((text) => {
+      if (!text || state.shown !== answer) return;
+      passage.replaceChildren(...highlighted(text, answer.text));
+      passage.dataset.section = "whole";
+    });
+  }
+}
+
+const sections = new Map();  // doc_id and chunk index -> the section's text (or "")
+
+function sectionText(source) {
+  const key = `${state.collection}\u0000${source.doc_id}\u0000${source.chunk_index}`;
+  if (!sections.has(key)) {
+    const query = `doc_id=${encodeURIComponent(source.doc_id)}&chunk_index=${source.chunk_index}`;
+    sections.set(key, call(`${here()}/section?${query}`).then((r) => r.text, () => ""));
+  }
+  return sections.get(key);
 }
 
 async function documentCards() {
