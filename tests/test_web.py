@@ -235,6 +235,9 @@ def test_a_folder_added_on_the_page_is_listed_with_its_cards(page: Any, served: 
     assert "Coolwave 330C" in row.inner_text()  # the identity card's model
     assert int(row.locator("td.chunks").inner_text()) > 0
 
+    # The new collection is offered by the collection selector (Store.collection_names).
+    expect(page.locator(f'#collections option[value="{served.collection}"]')).to_have_count(1)
+
     # The same folder again: unchanged, nothing stored twice.
     page.get_by_role("button", name="Add folder").click()
     progress.filter(has_text="unchanged 3").wait_for()
