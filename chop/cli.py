@@ -1,4 +1,4 @@
-"""The `chop` command: ingest, ask, chat, threads, demo, docs, delete."""
+"""The `chop` command: ingest, ask, chat, threads, demo, docs, delete, serve."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
+from chop.chat_cli import cmd_chat, cmd_threads, say_continuity
 from chop.config import Context, SearchMode
 from chop.identity import USER_FIELDS, user_card
 from chop.progress import ProgressReporter, ingest_progress, shown
+from chop.web.serve import add_serve_command
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
 T = TypeVar("T")
@@ -184,99 +186,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if note:
             console.print(f"[dim]{escape(note)}[/]")
     return _answer_exit(result)
-
-
-def say_continuity(result: Mapping[str, Any]) -> None:
-    """One dim line on a follow-up that inherited or switched: which way, why, and the
-    question actually asked."""
-    continuity = result.get("continuity") or {}
-    decision = continuity.get("decision")
-    if decision in (None, "first") or (decision == "continue" and not continuity.get("inherited")):
-        return
-    console.print(
-        f"[dim]{decision}: {shown(continuity.get('reason', ''))}; "
-        f"asked as: {shown(continuity.get('question', ''))}[/]"
-    )
-
-
-def cmd_chat(args: argparse.Namespace) -> int:
-    """A conversation on stdin: one question a line, answers on stdout; ``--thread`` resumes."""
-    import uuid
-
-    from chop.api import conversations
-
-    ctx = _context(args)
-    if not collection_has_documents(ctx):
-        console.print(
-            f"[red]error:[/] collection {ctx.collection!r} has no documents "
-            f"(chop ingest PATH --collection {ctx.collection})"
-        )
-        return 1
-    thread_id = args.thread or uuid.uuid4().hex[:8]
-    interactive = sys.stdin.isatty()
-    if interactive:
-        import readline  # noqa: F401  (arrow keys and history for input())
-    with conversations(ctx) as talk:
-        earlier = talk.messages(thread_id)
-        if earlier:
-            turns = sum(m["role"] == "user" for m in earlier)
-            console.print(f"resuming thread {shown(thread_id)} ({turns} questions so far)")
-        else:
-            console.print(
-                f"thread {shown(thread_id)} (resume with: chop chat --thread {shown(thread_id)});"
-                " /history shows it, /quit or an empty input ends"
-            )
-        while True:
-            try:
-                line = input("you> " if interactive else "")
-            except EOFError:
-                break
-            question = line.strip()
-            if question in ("/quit", "/exit") or (not question and interactive):
-                break
-            if not question:
-                continue
-            if question == "/history":
-                for message in talk.messages(thread_id):
-                    who = "you" if message["role"] == "user" else "chop"
-                    print(f"{who}> {message['content']}")
-                continue
-            result = run_in_worker(lambda q=question: talk.ask(q, thread_id))  # type: ignore[misc]
-            say_continuity(result)
-            print(result["answer"], flush=True)
-            cited = [s for s in result.get("sources", []) if s["number"] in result["citations"]]
-            for source in cited:
-                console.print(f"[dim]  [{source['number']}] {escape(source['doc_title'])}[/]")
-            if result.get("error"):
-                _answer_exit(result)
-    return 0
-
-
-def cmd_threads(args: argparse.Namespace) -> int:
-    """The collection's conversation threads, or one deleted."""
-    from chop.api import delete_thread, list_threads
-
-    ctx = _context(args)
-    if args.delete:
-        if delete_thread(args.delete, context=ctx):
-            console.print(f"deleted thread {shown(args.delete)}")
-            return 0
-        console.print(f"[red]error:[/] no thread {shown(args.delete)} in {ctx.collection!r}")
-        return 1
-    threads = list_threads(context=ctx)
-    if args.json:
-        print(json.dumps(threads, indent=2, default=str))
-        return 0
-    table = Table("thread", "questions", "last question", "updated")
-    for thread in threads:
-        table.add_row(
-            shown(thread["thread_id"]),
-            str(thread["turns"]),
-            escape(str(thread["last_question"])[:60]),
-            str(thread["updated_at"])[:19],
-        )
-    Console().print(table)
-    return 0
 
 
 def _answer_exit(result: Mapping[str, Any]) -> int:
@@ -526,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_settings)
 
+    add_serve_command(sub, common)
     p = sub.add_parser("delete", help="remove documents by doc_id")
     p.add_argument("doc_ids", nargs="+", help="doc_ids as `chop docs` lists them")
     common(p)

@@ -73,13 +73,28 @@ def caller_identity(key: str | None, host: str | None, keys: list[str]) -> str:
     )
 
 
+# The page's own files (chop/web/static: HTML, CSS, JS) hold no data: a browser loads them
+# with no way to send a key, and the page then asks for one before it calls any route.
+PAGE_FILES = ("/chop", "/chop/")
+PAGE_STATIC = "/chop/static/"
+
+
+def is_page_file(method: str, path: str) -> bool:
+    return method in ("GET", "HEAD") and (path in PAGE_FILES or path.startswith(PAGE_STATIC))
+
+
 @auth.authenticate
 async def authenticate(
-    request: Any, headers: dict[bytes, bytes], authorization: str | None
+    request: Any, method: str, path: str, headers: dict[bytes, bytes], authorization: str | None
 ) -> Auth.types.MinimalUserDict:
     client = getattr(request, "client", None)
     host = getattr(client, "host", None)
-    identity = caller_identity(presented_key(headers, authorization), host, api_keys())
+    try:
+        identity = caller_identity(presented_key(headers, authorization), host, api_keys())
+    except Auth.exceptions.HTTPException:
+        if is_page_file(method, path) and ".." not in path:
+            return {"identity": "page-visitor", "is_authenticated": False}
+        raise
     return {"identity": identity, "is_authenticated": True}
 
 

@@ -6,6 +6,13 @@ PYTHON="${PYTHON:-python3}"
 WHEELS="${CHOP_WHEEL_CACHE:-$HOME/.cache/chop/wheels}"
 LLAMA_VERSION="0.3.36"
 
+# Debian's chromium, for the page's browser test (tests/test_web.py drives it with playwright;
+# playwright's own browser download is never used). Skipped when present or not on apt.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 

@@ -172,11 +172,18 @@ def test_streaming_messages_gives_the_answer_as_one_message_and_no_llm_json(
     assert message.additional_kwargs["chop"]["continuity"]["decision"] == "first"
 
 
-async def test_aask_continues_a_thread_too(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+def test_aask_continues_a_thread_too(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
     from chop.api import aask
 
     ctx = twin_manuals(context)
-    await aask("How often do I clean the filter of the Coolwave 225B?", context=ctx, thread_id="z")
-    follow = await aask("How do I empty the water tank?", context=ctx, thread_id="z")
+
+    async def conversation() -> dict:  # type: ignore[type-arg]
+        first = "How often do I clean the filter of the Coolwave 225B?"
+        await aask(first, context=ctx, thread_id="z")
+        return await aask("How do I empty the water tank?", context=ctx, thread_id="z")
+
+    follow = asyncio.run(conversation())
     assert follow["continuity"]["decision"] == "continue" and follow["thread_id"] == "z"
     assert models_of(follow) == {"Coolwave 225B"}

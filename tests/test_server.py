@@ -437,6 +437,17 @@ def test_with_api_keys_the_server_refuses_callers_without_one_and_keeps_threads_
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(request, timeout=10)
             assert refused.value.code == 401, headers
+        # the page's own files load for anyone (it then asks for a key); its routes do not
+        with urllib.request.urlopen(f"{url}/chop/", timeout=10) as page:
+            assert page.status == 200
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/chop/api/collections", timeout=10)
+        assert refused.value.code == 401
+        keyed = urllib.request.Request(
+            f"{url}/chop/api/collections", headers={"x-api-key": "key-of-ann"}
+        )
+        with urllib.request.urlopen(keyed, timeout=10) as listed:
+            assert listed.status == 200
         ann = get_sync_client(url=url, api_key="key-of-ann", timeout=RUN_S)
         bob = get_sync_client(url=url, headers={"Authorization": "Bearer key-of-bob"})
         assert {a["graph_id"] for a in ann.assistants.search()} >= {"ingest", "answer"}

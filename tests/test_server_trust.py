@@ -138,3 +138,15 @@ def test_by_default_a_server_run_reads_its_folder_and_data_folder(
     monkeypatch.setenv("CHOP_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
     assert server_roots() == [tmp_path.resolve(), (tmp_path / "data").resolve()]
+
+
+def test_only_the_pages_own_files_load_without_a_key() -> None:
+    for path in ("/chop/", "/chop", "/chop/static/app.js"):
+        assert server_auth.is_page_file("GET", path), path
+    for method, path in (
+        ("GET", "/chop/api/collections"),
+        ("POST", "/chop/"),
+        ("GET", "/threads"),
+        ("GET", "/chop/staticx"),
+    ):
+        assert not server_auth.is_page_file(method, path), (method, path)

@@ -274,6 +274,18 @@ class Schema:
             self._existing.add(collection)
         return exists
 
+    @through_outages
+    def collection_names(self) -> list[str]:
+        """The collections whose tables exist (a page's selector lists them)."""
+        with self.connection() as conn:
+            rows = conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema() AND table_name LIKE 'chop\\_%\\_chunks'"
+            ).fetchall()
+            conn.rollback()
+        names = (str(row[0])[len("chop_") : -len("_chunks")] for row in rows)
+        return sorted(name for name in names if _is_collection_name(name))
+
     def require_collection(self, collection: str) -> None:
         """Raise UnknownCollection, naming it, unless the collection exists: a misspelt name
         must not read as "no passages for this question"."""
@@ -298,6 +310,14 @@ class Schema:
 class DatabaseNotReady(RuntimeError):
     """The database cannot hold chop's tables as it is (pgvector missing, or not this role's
     to create): one line saying what its administrator must do."""
+
+
+def _is_collection_name(name: str) -> bool:
+    try:
+        validate_collection(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _bootstrap(url: str) -> None:
