@@ -16,6 +16,7 @@ set everything.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -44,9 +45,20 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     def astream(self, input: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         refuse_unknown_keys(self, input, kwargs.get("context"))
-        refuse_server_run_settings(run_config(args, kwargs), kwargs.get("context"))
-        refuse_server_paths(run_config(args, kwargs), input)
+        config = run_config(args, kwargs)
+        refuse_server_run_settings(config, kwargs.get("context"))
+        if is_server_run(config) and isinstance(input, dict) and input.get("paths"):
+            return self._astream_in_server_folders(config, input, args, kwargs)
         return super().astream(input, *args, **kwargs)
+
+    async def _astream_in_server_folders(
+        self, config: RunnableConfig | None, input: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """The server run's stream once its paths are checked: the check reads the file
+        system, which the server's event loop must not wait for."""
+        await asyncio.to_thread(refuse_server_paths, config, input)
+        async for part in super().astream(input, *args, **kwargs):
+            yield part
 
 
 def checked(graph: CompiledStateGraph[Any, Any, Any, Any]) -> CheckedGraph:

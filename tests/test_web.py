@@ -281,10 +281,18 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
     assert sorted(p.name for p in folder.iterdir()) == ["airwell-20.pdf", "breezeline-100.md"]
 
     # A folder that is not there: the ingest's problem, in words, under the progress.
-    page.get_by_label("Or add a folder on the server").fill("/nonexistent/manuals")
+    missing = served.corpus.parent / "no-such-manuals"
+    page.get_by_label("Or add a folder on the server").fill(str(missing))
     page.get_by_role("button", name="Add folder").click()
     expect(page.locator("#progress-warnings")).to_contain_text(
-        "skipped /nonexistent/manuals: no such file or directory"
+        f"skipped {missing}: no such file or directory"
+    )
+    # A folder outside those the server may read (CHOP_SERVER_PATHS; chop serve: the folder it
+    # was started in): refused in words, nothing read (issue 36).
+    page.get_by_label("Or add a folder on the server").fill("/etc")
+    page.get_by_role("button", name="Add folder").click()
+    expect(page.locator("#progress-text")).to_contain_text(
+        "The ingest failed: path '/etc' is outside the folders a server run may read"
     )
 
     # Names a browser would never send, sent anyway: refused, nothing written outside.

@@ -93,6 +93,9 @@ def server_environment(ctx: Context) -> dict[str, str]:
         # the server runs in another folder: a relative data dir must still mean this one
         "CHOP_DATA_DIR": str(Path(ctx.data_dir).expanduser().absolute()),
         "CHOP_COLLECTION": ctx.collection,
+        # the page may add folders under the one chop serve was started in (and its uploads)
+        "CHOP_SERVER_PATHS": os.environ.get("CHOP_SERVER_PATHS")
+        or os.pathsep.join([os.getcwd(), str(Path(ctx.data_dir).expanduser().absolute())]),
     }
     # chop as this process imports it (a checkout run with PYTHONPATH, or the installed one)
     root = str(Path(__file__).resolve().parents[2])
