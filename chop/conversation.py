@@ -263,8 +263,11 @@ def among(word: str, names: frozenset[str]) -> bool:
 def name_words(cards: Sequence[DocumentCard]) -> set[str]:
     """The words of the cards' names: a turn written of these alone asks nothing."""
     values = [v for c in cards for v in (c.product_model, c.entity, *c.names, *c.acronyms) if v]
-    found = {w for value in values for w in words_of(value)}
-    # "S9+" is written "s9", "s9 plus"; "Note10" is written "note 10"
+    found: set[str] = set()
+    for value in values:  # "Note 10+" is written "note10", "note-10 plus", "note 10"
+        written = words_of(value)
+        found.update(written, (a + b for a, b in zip(written, written[1:], strict=False)))
+    # "S9+" is written "s9", "s9 plus"
     found |= {w.rstrip("+") for w in found}
     return found | {part for w in found for part in re.findall(r"[a-z]+|\d+", w)}
 
