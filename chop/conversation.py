@@ -24,6 +24,7 @@ a one-off question: nothing in chop.retrieval or chop.answering knows about conv
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -266,7 +267,7 @@ def name_words(cards: Sequence[DocumentCard]) -> set[str]:
     found: set[str] = set()
     for value in values:  # "Note 10+" is written "note10", "note-10 plus", "note 10"
         written = words_of(value)
-        found.update(written, (a + b for a, b in zip(written, written[1:], strict=False)))
+        found.update(written, (a + b for a, b in itertools.pairwise(written)))
     # "S9+" is written "s9", "s9 plus"
     found |= {w.rstrip("+") for w in found}
     return found | {part for w in found for part in re.findall(r"[a-z]+|\d+", w)}
