@@ -123,6 +123,7 @@ def test_continuity_holds_over_many_turns() -> None:
         ("and for the Galaxy Note10 Plus", "Galaxy Note10+"),
         ("Is it the same on the Galaxy Note-10 Plus?", "Galaxy Note10+"),
         ("What about the note 10 plus?", "Galaxy Note10+"),
+        ("What about the Galaxy S-10?", "Galaxy S10"),
     ],
 )
 def test_a_turn_that_only_names_another_device_asks_the_previous_question_about_it(
