@@ -23,7 +23,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def data() -> tuple[list[Manual], list]:  # type: ignore[type-arg]
+def data() -> tuple[list[Manual], list]:
     root = resolve_data(None)
     if not root.is_dir():
         pytest.skip(f"E-Manual QA data not found at {root} (set CHOP_EMANUAL_DATA)")
@@ -31,7 +31,7 @@ def data() -> tuple[list[Manual], list]:  # type: ignore[type-arg]
     return manuals, load_questions(root / S10_QUESTIONS, "Galaxy S10")
 
 
-def test_threads_are_deterministic_and_each_turn_has_its_gold_in_its_manual(data) -> None:  # type: ignore[no-untyped-def]
+def test_threads_are_deterministic_and_each_turn_has_its_gold_in_its_manual(data) -> None:
     manuals, questions = data
     threads = build_threads(manuals, questions, 8, seed=1)
     assert threads == build_threads(manuals, questions, 8, seed=1)
@@ -45,7 +45,7 @@ def test_threads_are_deterministic_and_each_turn_has_its_gold_in_its_manual(data
         assert thread[4].question == thread[3].question  # the pronoun refers to turn 4
 
 
-def test_the_rules_read_every_phrasing_as_its_turn_kind_means(data) -> None:  # type: ignore[no-untyped-def]
+def test_the_rules_read_every_phrasing_as_its_turn_kind_means(data) -> None:
     manuals, questions = data
     cards = read_cards(card_from_stored(m.doc_id, {}, title=m.title) for m in manuals)
     device_title = {m.device: m.title for m in manuals}
@@ -77,8 +77,8 @@ def test_a_turn_scores_on_its_top_source() -> None:
     source = {"doc_id": manual.doc_id, "doc_title": manual.title, "chunk_index": 3,
               "metadata": span}  # fmt: skip
     question = type("Q", (), {"section_path": section.title, "qid": "q"})()
-    assert scored({"sources": [source]}, manual, question) == {  # type: ignore[arg-type]
+    assert scored({"sources": [source]}, manual, question) == {
         "doc@1": True, "hit@1": True, "top": f"{manual.title}#3"}  # fmt: skip
     other = {**source, "doc_id": "elsewhere"}
-    assert scored({"sources": [other]}, manual, question)["doc@1"] is False  # type: ignore[arg-type]
-    assert scored({"sources": []}, manual, question)["doc@1"] is False  # type: ignore[arg-type]
+    assert scored({"sources": [other]}, manual, question)["doc@1"] is False
+    assert scored({"sources": []}, manual, question)["doc@1"] is False
