@@ -348,6 +348,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     text = markdown(results)
     write_report(out, "results", dumps_plain(results), text)
+    (out / "partial.jsonl").unlink(missing_ok=True)  # results.json holds every turn now
     print(text)
     return results
 

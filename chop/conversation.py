@@ -24,6 +24,7 @@ a one-off question: nothing in chop.retrieval or chop.answering knows about conv
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -263,13 +264,29 @@ def among(word: str, names: frozenset[str]) -> bool:
 def name_words(cards: Sequence[DocumentCard]) -> set[str]:
     """The words of the cards' names: a turn written of these alone asks nothing."""
     values = [v for c in cards for v in (c.product_model, c.entity, *c.names, *c.acronyms) if v]
-    found = {w for value in values for w in words_of(value)}
-    # "S9+" is written "s9", "s9 plus"; "Note10" is written "note 10"
+    found: set[str] = set()
+    for value in values:  # "Note 10+" is written "note10", "note-10 plus", "note 10"
+        written = words_of(value)
+        found.update(written, (a + b for a, b in itertools.pairwise(written)))
+    # "S9+" is written "s9", "s9 plus"
     found |= {w.rstrip("+") for w in found}
     return found | {part for w in found for part in re.findall(r"[a-z]+|\d+", w)}
 
 
-def own_topic(question: str, cards: Sequence[DocumentCard]) -> str:
+def without_models(topic: str, vocabulary: frozenset[str]) -> str:
+    """``topic`` without a model written in a way without_names does not see ("Galaxy
+    S-10", "Note-10"), with the capitalised brand word just before it."""
+    words = topic.split()
+    dropped = [bool(among(w, vocabulary) and _MODEL_WORD.search(w)) for w in words]
+    for i in range(1, len(words)):
+        if dropped[i] and words[i - 1][:1].isupper() and words[i - 1].lower() not in _OWNING:
+            dropped[i - 1] = True
+    return " ".join(w for w, drop in zip(words, dropped, strict=True) if not drop)
+
+
+def own_topic(
+    question: str, cards: Sequence[DocumentCard], brands: frozenset[str] = frozenset()
+) -> str:
     """``question`` without the words that name ``cards`` (chop.question.without_names), and
     without the sentences that only say which device it is ("I have a Galaxy Note10.")."""
     vocabulary = frozenset(name_words(cards))
@@ -284,12 +301,9 @@ def own_topic(question: str, cards: Sequence[DocumentCard]) -> str:
         or not all(w in _OWNING or among(w, vocabulary) for w in words_of(t))
     ]
     topic = without_names(" ".join(kept), cards) if kept else ""
-    # a model written in a way without_names does not see ("Note-10"): out too
-    topic = " ".join(
-        w for w in topic.split() if not (among(w, vocabulary) and _MODEL_WORD.search(w))
-    )
-    if all(w in FILLER or among(w, vocabulary) for w in words_of(topic)):
-        return ""  # the question is all names ("Galaxy S10?"); without_names keeps those
+    topic = without_models(topic, vocabulary)
+    if all(w in FILLER or among(w, vocabulary | brands) for w in words_of(topic)):
+        return ""  # the question is all names ("galaxy S10?"); without_names keeps those
     return tidy(topic, asks=question.rstrip().endswith("?"), names=vocabulary)
 
 
@@ -323,7 +337,8 @@ def names_in(question: str, cards: Sequence[DocumentCard]) -> tuple[Names, str]:
             names["unknown"] = unknown
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
     if meant:
-        return names, own_topic(question, meant)
+        # words of any stored name ("galaxy" beside a card named "S10") name, they do not ask
+        return names, own_topic(question, meant, frozenset(name_words(cards)))
     if "unknown" in names:  # what no document has is a name too
         without = re.sub(rf"(?i)\b{re.escape(names['unknown'])}", " ", question)
         return names, tidy(without, asks=question.rstrip().endswith("?"))

@@ -120,6 +120,10 @@ def test_continuity_holds_over_many_turns() -> None:
         ("Galaxy S10?", "Galaxy S10"),
         ("what about for the note10 plus then", "Galaxy Note10+"),
         ("Can the S9 do that too?", "Galaxy S9"),
+        ("and for the Galaxy Note10 Plus", "Galaxy Note10+"),
+        ("Is it the same on the Galaxy Note-10 Plus?", "Galaxy Note10+"),
+        ("What about the note 10 plus?", "Galaxy Note10+"),
+        ("What about the Galaxy S-10?", "Galaxy S10"),
     ],
 )
 def test_a_turn_that_only_names_another_device_asks_the_previous_question_about_it(
@@ -216,3 +220,20 @@ def test_a_follow_up_on_a_filing_stays_with_its_company_and_year() -> None:
 
 def describe(turn: Turn) -> dict[str, Any]:
     return {k: turn[k] for k in ("decision", "question")}  # type: ignore[literal-required]
+
+
+SPACED = [
+    DocumentCard(name, product_model=name, kind="user manual")
+    for name in ["Galaxy Note 10", "Galaxy Note 10+", "Galaxy S9", "Galaxy S9+", "Galaxy S10"]
+]
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    ["and for the Galaxy Note10 Plus", "Is it the same on the Galaxy Note-10 Plus?",
+     "What about my note10+?"],
+)  # fmt: skip
+def test_a_model_stored_with_spaces_is_only_a_name_however_it_is_joined(follow_up: str) -> None:
+    turn = last(["How do I check battery usage on my Galaxy S9?", follow_up], SPACED)
+    assert turn["decision"] == "switch_same_question"
+    assert turn["question"] == "[Galaxy Note 10+] How do I check battery usage?"
