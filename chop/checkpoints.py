@@ -112,7 +112,7 @@ def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[Reconnectin
         timeout=CONNECTION_WAIT_S,
         open=True,
     ) as pool:
-        saver = ReconnectingPostgresSaver(conn=pool)  # type: ignore[arg-type]
+        saver = ReconnectingPostgresSaver(conn=pool)
         saver.outage = pool.outage = outage_for(url)
 
         def set_up() -> None:
@@ -120,7 +120,7 @@ def durable_checkpointer(url: str, *, max_size: int = 4) -> Iterator[Reconnectin
             # between tries (chop.store.locks): its CREATE INDEX CONCURRENTLY then waits for
             # no worker that waits for this one.
             with pool.connection() as conn, session_lock(conn, CHECKPOINTER_SETUP_LOCK):
-                PostgresSaver(conn).setup()  # type: ignore[arg-type]
+                PostgresSaver(conn).setup()
 
         saver.outage.call(set_up, asks_database=True)
         yield saver

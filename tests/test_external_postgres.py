@@ -202,7 +202,7 @@ def chunk_rows(db: Database) -> list[tuple[Any, ...]]:
     return query(db, f"SELECT {CHUNK_COLUMNS} FROM chop_{COLLECTION}_chunks ORDER BY 1, 2")
 
 
-def assert_same_as_reference(db: Database, reference: Database) -> None:
+def assert_same_as_reference(db: Database, reference: Database, *, durable: bool = True) -> None:
     rows = chunk_rows(db)
     assert rows == chunk_rows(reference), "the chunks differ from a one-process run"
     keys = [(r[0], r[1]) for r in rows]
@@ -211,7 +211,8 @@ def assert_same_as_reference(db: Database, reference: Database) -> None:
     assert documents == query(
         reference, f"SELECT doc_id, chunk_count FROM chop_{COLLECTION}_documents ORDER BY 1"
     )
-    assert query(db, "SELECT count(*) FROM checkpoints") == [(0,)], "finished threads remain"
+    if durable:
+        assert query(db, "SELECT count(*) FROM checkpoints") == [(0,)], "finished threads remain"
 
 
 def answer(db: Database, stub: StubServer, data_dir: Path) -> dict[str, Any]:
@@ -294,7 +295,7 @@ def test_four_workers_at_once_on_a_fresh_database_store_what_one_process_stores(
     for w in workers:
         assert w.process.returncode == 0, w.output
         assert "Traceback" not in w.output, w.output
-    assert_same_as_reference(db, reference)
+    assert_same_as_reference(db, reference, durable=durable)
     # The LLM cache is one table for all workers, and a prompt being asked is claimed: every
     # distinct prompt was paid once, between four processes as in one.
     assert paid == reference.requests, (paid, reference.requests)
