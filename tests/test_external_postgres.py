@@ -13,6 +13,7 @@ database does. A worker killed midway resumes when run again, nothing lost or do
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import signal
@@ -31,7 +32,7 @@ import psycopg
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from chop.api import ask
+from chop.api import ask, one_run_per_thread
 from chop.checkpoints import durable_checkpointer
 from chop.cli import main
 from chop.config import Context
@@ -357,3 +358,31 @@ def test_a_role_that_may_not_create_pgvector_is_told_the_sql_in_one_line(
         admin.execute("CREATE EXTENSION vector")
     assert main(["ingest", str(corpus[0]), "--collection", COLLECTION, "--quiet",
                  "--no-durable"]) == 0  # fmt: skip
+
+
+def test_the_same_batch_started_twice_runs_its_thread_once_at_a_time(
+    server: StandaloneServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two workers given one batch derive one thread id; the second waits for the first
+    instead of running one checkpointed thread from two processes."""
+    db = fresh_database(server)
+    caplog.set_level(logging.WARNING, logger="chop.api")
+    order: list[str] = []
+    first_holds = threading.Event()
+
+    def second() -> None:
+        first_holds.wait()
+        with one_run_per_thread(db.url, "ingest-manuals-abc-def"):
+            order.append("second runs")
+
+    other = threading.Thread(target=second)
+    other.start()
+    with one_run_per_thread(db.url, "ingest-manuals-abc-def"):
+        first_holds.set()
+        time.sleep(1.5)
+        order.append("first ends")
+    other.join(timeout=30)
+    assert order == ["first ends", "second runs"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "another process is running this ingest (ingest-manuals-abc-def); waiting for it"
+    ]
