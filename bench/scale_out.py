@@ -89,6 +89,12 @@ def active_ms(url: str) -> float:
     return float(row[0] or 0.0) if row else 0.0
 
 
+def rows(url: str, table: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row else 0
+
+
 def measure(
     server: StandaloneServer,
     stub: StubServer,
@@ -125,9 +131,7 @@ def measure(
         if p.returncode != 0:
             raise RuntimeError(f"a worker failed ({p.returncode}): {out[-2000:]}")
     wall = time.monotonic() - started
-    with psycopg.connect(url) as conn:
-        chunks = count_of(conn, "chop_bench_chunks")
-        documents = count_of(conn, "chop_bench_documents")
+    chunks, documents = rows(url, "chop_bench_chunks"), rows(url, "chop_bench_documents")
     database_s = (active_ms(url) - active_before) / 1000
     run_s = [float(m.group(1)) for out in outputs if (m := RUN_SECONDS.search(out))]
     return {
@@ -224,8 +228,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def count_of(conn: psycopg.Connection[Any], table: str) -> int:
-    row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()  # a fixed table name
-    return int(row[0]) if row else 0

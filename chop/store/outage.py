@@ -51,8 +51,9 @@ class Outage:
     connection that passed its check, or a cached answer, proves nothing while a server shuts
     down. A run carries on when the server comes back."""
 
-    def __init__(self, bound_s: float = DEFAULT_OUTAGE_S) -> None:
+    def __init__(self, bound_s: float = DEFAULT_OUTAGE_S, url: str | None = None) -> None:
         self.bound_s = bound_s
+        self.url = url  # to ask the server itself whether it is back (connection_wait_s)
         self.started: float | None = None  # when the first failed call began (for the bound)
         self.noticed = 0.0  # when it failed: only a call asked after this can end the outage
         self.ended = 0.0  # when the last outage ended: a call asked before it fails stale
@@ -90,8 +91,8 @@ class Outage:
     def _gave_up(self) -> str:
         return (
             f"the database has been unreachable for {self.bound_s:.0f} s "
-            f"(last: {self.last_error}); what finished is stored, and the same command "
-            "resumes once it is back"
+            f"(last: {self.last_error}); what finished is stored: run the same command again "
+            "once it is back (a durable run resumes, finished documents are skipped)"
         )
 
     def connection_wait_s(self) -> float:
@@ -101,9 +102,20 @@ class Outage:
         if started is None:
             return CONNECTION_WAIT_S
         left = self.bound_s - (time.monotonic() - started)
-        if left <= 0:  # past it: one short try (the pool connects anew when it is empty),
-            return PROBE_S  # so calls queued behind the outage end at once unless it is over
+        if left <= 0:  # past it: calls queued behind the outage end at once, unless it is over
+            return CONNECTION_WAIT_S if self._server_answers() else PROBE_S
         return max(PROBE_S, min(CONNECTION_WAIT_S, left + 0.5))
+
+    def _server_answers(self) -> bool:
+        """A fresh connection, not the pool's (whose reconnects back off for many seconds
+        after a long outage): is the server back?"""
+        if self.url is None:
+            return True
+        try:
+            psycopg.connect(self.url, connect_timeout=int(PROBE_S)).close()
+        except psycopg.Error:
+            return False
+        return True
 
     def _outlasted(self, state: tenacity.RetryCallState) -> bool:
         """Record a failed call; True when the outage has lasted longer than the bound. A call
@@ -149,7 +161,7 @@ _outages_lock = threading.Lock()
 def outage_for(url: str) -> Outage:
     """The Outage of the database at ``url``, shared by its Store and its checkpointer."""
     with _outages_lock:
-        return _outages.setdefault(url, Outage())
+        return _outages.setdefault(url, Outage(url=url))
 
 
 class _WaitsOutOutages(Protocol):
