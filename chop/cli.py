@@ -320,7 +320,8 @@ def cmd_settings(args: argparse.Namespace) -> int:
     written into the docs between their markers (``--write README.md docs/deploy.md``)."""
     from dataclasses import fields
 
-    from chop.config import PROCESS_SETTINGS, env_setting, settings_markdown, with_settings_table
+    from chop.config import PROCESS_SETTINGS, env_setting
+    from chop.settings_docs import settings_markdown, with_settings_table
 
     if args.write:
         for name in args.write:

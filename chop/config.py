@@ -451,58 +451,17 @@ def context_default(name: str) -> Any:
     """A Context field's default as the environment sets it now (its CHOP_* variable)."""
     for spec in fields(Context):
         if spec.name == name:
-            return _from_env(_env_of(spec)["env"], _env_of(spec)["default_when_unset"])
+            return _from_env(env_of(spec)["env"], env_of(spec)["default_when_unset"])
     raise KeyError(f"{name} is not a setting")
 
 
 def setting_names() -> list[str]:
     """Every environment variable chop reads: the run settings', then the process ones."""
-    return [_env_of(spec)["env"] for spec in fields(Context)] + [
+    return [env_of(spec)["env"] for spec in fields(Context)] + [
         spec.env for spec in PROCESS_SETTINGS
     ]
 
 
-def _env_of(spec: Any) -> dict[str, Any]:
+def env_of(spec: Any) -> dict[str, Any]:
     """The variable a Context field is read from, and its default when that is unset."""
     return dict(spec.metadata["json_schema_extra"])
-
-
-def _shown(default: object) -> str:
-    if default == "":
-        return "*(empty)*"
-    if isinstance(default, bool):
-        return f"`{str(default).lower()}`"
-    return f"`{default}`"
-
-
-def settings_markdown() -> str:
-    """The settings table of README.md and docs/deploy.md, made from the definitions above
-    (`chop settings --markdown`); tests/test_docs_consistency.py checks the docs hold it."""
-    rows = ["| variable | context key | default | meaning |", "|---|---|---|---|"]
-    for spec in fields(Context):
-        env, default = _env_of(spec)["env"], _env_of(spec)["default_when_unset"]
-        text = str(spec.metadata["description"]).replace("|", "\\|")
-        key = (
-            f"`{spec.name}`"
-            if spec.name in CALLER_SETTINGS
-            else f"`{spec.name}` (not per server run)"
-        )
-        rows.append(f"| `{env}` | {key} | {_shown(default)} | {text} |")
-    for setting in PROCESS_SETTINGS:
-        text = setting.description.replace("|", "\\|")
-        rows.append(f"| `{setting.env}` | (process) | {setting.shown_default} | {text} |")
-    return "\n".join(rows) + "\n"
-
-
-SETTINGS_TABLE_START = "<!-- settings table: `chop settings --write FILE` makes it -->"
-SETTINGS_TABLE_END = "<!-- end of settings table -->"
-
-
-def with_settings_table(document: str) -> str:
-    """``document`` with the text between the settings-table markers replaced by
-    :func:`settings_markdown`; ValueError when the markers are missing."""
-    start, end = document.find(SETTINGS_TABLE_START), document.find(SETTINGS_TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"no {SETTINGS_TABLE_START} ... {SETTINGS_TABLE_END} markers")
-    head = document[: start + len(SETTINGS_TABLE_START)]
-    return f"{head}\n{settings_markdown()}{document[end:]}"
