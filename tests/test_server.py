@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from chop.config import Context
 from chop.pgserver import resolve_database_url
 from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
 from chop.store import store_for
+from chop.web.serve import stop  # SIGTERM the server's process group, then SIGKILL
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_S = 90
@@ -115,20 +115,6 @@ def wait_until_ok(url: str, process: subprocess.Popen[bytes], log: Path) -> None
                 return
         time.sleep(0.5)
     pytest.fail(f"langgraph dev did not answer /ok within {STARTUP_S}s:\n{log_tail(log)}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate the server's process group, then kill it if it lingers."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
 
 
 @contextlib.contextmanager
