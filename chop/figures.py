@@ -75,6 +75,7 @@ class Row:
     source: int  # the citation number of the source it was read from
     pages: list[int] = field(default_factory=list)
     percent: bool = False
+    statement: str = ""  # the table's title or section heading: "Consolidated Balance Sheets"
 
     def value(self, column: str) -> float | None:
         """The value in the period column ``column`` ("2022"), or by position ("0", "-1")."""

@@ -387,7 +387,8 @@ def _read_release(lead: str, card: Identity, put: Any) -> None:
     (as the company names it: "Fourth Quarter Fiscal 2022"), the period's end and the date."""
     if "entity" not in card and (m := _ANNOUNCER.search(lead[:600])):
         put("entity", _display_case(m.group(1)))
-    if quarter := first_quarter(lead, fiscal=True) or first_quarter(lead):
+    quarter = first_quarter(lead, fiscal=True, halves=False) or first_quarter(lead, halves=False)
+    if quarter:
         put("fiscal_quarter", quarter.fiscal_quarter)
         put("fiscal_year", quarter.fiscal_year)
     else:

@@ -203,16 +203,19 @@ def bare_years(text: str) -> list[int]:
     ]
 
 
-def first_quarter(text: str, fiscal: bool = False) -> Period | None:
+def first_quarter(text: str, fiscal: bool = False, halves: bool = True) -> Period | None:
     """The first quarter (or half) ``text`` names with its year, None when it names none;
     with ``fiscal``, only one whose year is written as a fiscal year ("Q4 FY23"), which says
-    more than a headline's calendar-sounding "Fourth Quarter and Full Year 2022"."""
+    more than a headline's calendar-sounding "Fourth Quarter and Full Year 2022"; without
+    ``halves``, only a quarter ("the second half of fiscal 2024" in a release's outlook is
+    not the period it reports)."""
     return next(
         (
             p
             for (a, b), p in periods_in(text)
             if p.fiscal_quarter and p.day is None
             and (not fiscal or re.search(r"fy|fiscal", text[a:b], re.I))
+            and (halves or not re.search(r"half|h[12]\b|\b[12]h", text[a:b], re.I))
         ),
         None,
     )  # fmt: skip

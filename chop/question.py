@@ -319,8 +319,10 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     unknown = None
     period_named: str | None = None
     secondary: list[str] = []
-    weak = [Period(y) for y in facts.bare_years] if not facts.periods else []
-    periods = facts.periods or weak
+    # a bare year narrows: alone, or beside fiscal periods in a comparison ("between 2022 and
+    # the 2021 fiscal period"); not the year a forecast is about ("expect to pay in 2024")
+    weak = [Period(y) for y in facts.bare_years] if not (facts.periods and facts.forward) else []
+    periods = facts.periods + weak
     if periods:
         # a comparison names several periods; the latest one is the report that holds all
         for period in sorted(periods, key=Period.order, reverse=True):

@@ -108,7 +108,11 @@ _Q_KIND = {
 # Measures that companies report in their earnings releases rather than in their annual
 # reports: non-GAAP figures (Regulation G) such as "Adjusted EBIT", "EBITDA(R)", "non-GAAP EPS".
 # "unadjusted operating income" is a GAAP figure and does not count.
-_RELEASE_MEASURE = re.compile(r"\b(?:adjusted|non[- ]?gaap|ebitdar?|ebita)\b", re.I)
+_RELEASE_MEASURE = re.compile(
+    r"\b(?:adjusted|non[- ]?gaap|ebitdar?|ebita|constant\s+currency|organic\s+(?:growth|sales))\b"
+    r"|\bexclud\w*\b(?:\W+\w+){0,5}?\W+(?:fx|foreign\s+exchange|currenc\w*)\b",
+    re.I,
+)
 
 
 # Words of a question about what a company expects: the forecast for year N is written in the
