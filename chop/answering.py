@@ -146,6 +146,46 @@ def split_sentences(text: str) -> list[str]:
     return units
 
 
+_TERMINAL = (".", "!", "?", ":", ")", '"', "”", "'")
+
+
+def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
+    """A filing passage's units as a quote may use them: sentences of its paragraphs (the
+    PDF's wrapped lines joined) and its table rows, each row rendered by ``render`` with its
+    periods and unit ("Total revenue, in millions: 2022 66,608; 2021 62,286") or kept as a
+    line when it renders none. A passage cut inside a sentence or a word ("gment revenues
+    ...") does not open or close a quote: a first unit that starts in lower case and a last
+    one that does not end a sentence are left out."""
+    units: list[str] = []
+    rows: set[int] = set()
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        joined = " ".join(paragraph)
+        paragraph.clear()
+        units.extend(part.strip() for part in _sentence_end.split(joined) if part.strip())
+
+    for raw in text.splitlines():
+        line = _space.sub(" ", raw).strip()
+        if not line:
+            flush()
+            continue
+        rendered = render(line)
+        if rendered is not None:
+            flush()
+            rows.add(len(units))
+            units.append(rendered)
+            continue
+        paragraph.append(line)
+    flush()
+    first, last = 0, len(units)
+    if units and 0 not in rows and not units[0][:1].isupper() and not units[0][:1].isdigit():
+        first = 1
+    if last - first > 1 and last - 1 not in rows and not units[-1].endswith(_TERMINAL):
+        last -= 1
+    return units[first:last]
+
+
 @dataclass
 class Passage:
     """A section (or a chunk, where the document has no headings) as the model reads it."""
@@ -370,7 +410,12 @@ def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) ->
 
 
 def checked_verdict(
-    verdict: YesNo | None, reason: str, question: str, passage: Passage, best: Sequence[str]
+    verdict: YesNo | None,
+    reason: str,
+    question: str,
+    passage: Passage,
+    best: Sequence[str],
+    stated_only: bool = False,
 ) -> tuple[YesNo | None, VerdictStatus]:
     """The model's verdict as the passage backs it. A small model says "no" whenever the
     passage does not repeat the question's words, so a "no" stands only where the passage

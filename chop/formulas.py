@@ -9,7 +9,8 @@ labels filings print ("Merchandise inventories", "Net cash provided by operating
 the answer shows the result, the formula, each input with its period, source and pages, and,
 when an input is missing, names it instead of guessing.
 
-Standard metrics (``METRICS``): gross, operating and net (profit) margin; asset, fixed asset and
+Standard metrics (``chop.line_items.METRICS``, beside the line items they read): gross,
+operating and net (profit) margin; asset, fixed asset and
 inventory turnover; receivables turnover; payout and retention ratio; DPO, DSO, DIO and the
 cash conversion cycle; current (working capital), quick and cash ratio; working capital;
 operating cash flow ratio; capital expenditure; free cash flow and its conversion; effective
@@ -25,293 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from chop.figures import Row
+from chop.line_items import ITEMS, METRICS, STATEMENT_OF, Item, Metric, rows_of_item
 from chop.periods import periods
-
-# ------------------------------------------------------------------ line items
-
-
-@dataclass(frozen=True)
-class Item:
-    """A line item as filings label it, and as questions name it."""
-
-    key: str
-    name: str  # how the answer names it
-    label: re.Pattern[str]  # a row label that states it (normalised: lower case, no marks)
-    asked: re.Pattern[str]  # how a question (or a definition) names it
-    flow: bool = True  # a flow over the year (income, cash flow) vs a balance at its end
-    # the sign the filing prints is not the item's: capex is printed as an outflow "(1,234)"
-    magnitude: bool = False
-
-
-def _item(
-    key: str, name: str, label: str, asked: str, flow: bool = True, magnitude: bool = False
-) -> Item:
-    return Item(key, name, re.compile(label), re.compile(asked, re.I), flow, magnitude)
-
-
-_NET = r"(?:,?\s*net)?"
-ITEMS = {
-    item.key: item
-    for item in (
-        _item("revenue", "Revenue",
-              r"^(?:total\s+)?(?:net\s+)?(?:operating\s+)?(?:revenues?|sales)(?:,?\s*net)?"
-              r"(?:\s+and\s+other\s+(?:income|revenues?))?$"
-              r"|^total\s+(?:net\s+)?revenues?(?:,?\s*net\s+of\s+interest\s+expense)?$"
-              r"|^net\s+revenues?(?:,?\s*net\s+of\s+interest\s+expense)?$",
-              r"\b(?:total\s+|net\s+)?(?:revenues?|sales|top\s*line|turnover)\b"),
-        _item("cogs", "Cost of goods sold",
-              r"^(?:total\s+)?cost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold|"
-              r"merchandise\s+sold)(?:\s*\(.*\))?$|^cost\s+of\s+sales\s+and\s+occupancy.*$",
-              r"\bcogs\b|\bcost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold)\b"),
-        _item("gross_profit", "Gross profit", r"^gross\s+(?:profit|margin)$",
-              r"\bgross\s+profit\b"),
-        _item("operating_income", "Operating income",
-              r"^(?:total\s+)?operating\s+(?:income|profit)(?:\s*\(loss\))?$"
-              r"|^(?:income|earnings)\s*(?:\(loss\)\s*)?from\s+operations$"
-              r"|^operating\s+\(loss\)\s+income$",
-              r"\b(?:unadjusted\s+)?operating\s+(?:income|profit)\b|\bebit\b"
-              r"|\bincome\s+from\s+operations\b"),
-        _item("net_income", "Net income",
-              r"^net\s+(?:income|earnings|profit)(?:\s*\(loss\))?(?:\s+attributable\s+to\s+"
-              r"(?!non)[\w .,&'-]+)?$|^net\s+\(loss\)\s+income$",
-              r"\bnet\s+(?:income|earnings|profit)\b"),
-        _item("pretax_income", "Income before income taxes",
-              r"^(?:income|earnings)\s*(?:\(loss\)\s*)?(?:from\s+continuing\s+operations\s+)?"
-              r"before\s+(?:provision\s+for\s+)?income\s+tax(?:es)?.*$",
-              r"\b(?:pre-?tax|before\s+(?:income\s+)?taxes)\b"),
-        _item("income_tax", "Income tax expense",
-              r"^(?:provision\s+for|\(?benefit\)?\s+from|benefit\s+\(provision\)\s+for)\s+income"
-              r"\s+tax(?:es)?(?:\s+\(benefit\))?$|^income\s+tax(?:es)?(?:\s+expense)?"
-              r"(?:\s*\(benefit\))?$|^income\s+tax\s+provision$",
-              r"\bincome\s+tax(?:es)?\b"),
-        _item("interest_expense", "Interest expense",
-              r"^interest\s+expense(?:,?\s*net)?(?:\s+of\s+amounts\s+capitalized)?$",
-              r"\binterest\s+expense\b"),
-        _item("inventory", "Inventories",
-              r"^(?:merchandise\s+)?inventor(?:y|ies)" + _NET + r"$",
-              r"\binventor(?:y|ies)\b", flow=False),
-        _item("receivables", "Accounts receivable",
-              r"^(?:trade\s+)?(?:accounts\s+)?receivables?" + _NET
-              + r"(?:\s+of\s+allowances?.*)?$|^accounts\s+and\s+notes\s+receivable" + _NET + "$",
-              r"\b(?:accounts\s+)?receivables?\b", flow=False),
-        _item("payables", "Accounts payable",
-              r"^(?:trade\s+)?accounts\s+payable(?:\s+and\s+accrued\s+.*)?$|^trade\s+payables$",
-              r"\baccounts\s+payable\b|\bpayables\b", flow=False),
-        _item("current_assets", "Total current assets", r"^total\s+current\s+assets$",
-              r"\b(?:total\s+)?current\s+assets\b", flow=False),
-        _item("current_liabilities", "Total current liabilities",
-              r"^total\s+current\s+liabilities$", r"\b(?:total\s+)?current\s+liabilities\b",
-              flow=False),
-        _item("cash", "Cash and cash equivalents",
-              r"^cash\s+and\s+(?:cash\s+)?equivalents(?:\s+at\s+end\s+of\s+(?:the\s+)?(?:year|period))?$"
-              r"|^cash$",
-              r"\bcash\s+(?:and\s+cash\s+)?equivalents\b", flow=False),
-        _item("short_investments", "Short-term investments",
-              r"^(?:short-term\s+investments|marketable\s+securities|short-term\s+marketable"
-              r"\s+securities|investments)$",
-              r"\bshort-term\s+investments\b|\bmarketable\s+securities\b", flow=False),
-        _item("total_assets", "Total assets", r"^total\s+assets$", r"\btotal\s+assets\b",
-              flow=False),
-        _item("ppe", "Property, plant and equipment, net",
-              r"^(?:net\s+)?property(?:,\s*plant)?(?:,?\s*and)?\s+equipment" + _NET
-              + r"(?:\s+of\s+accumulated.*)?$|^property\s+and\s+equipment,\s*at\s+cost,?\s*net$",
-              r"\bpp&e\b|\bproperty,?\s+(?:plant,?\s+)?(?:and\s+)?equipment\b|\bfixed\s+assets?\b",
-              flow=False),
-        _item("equity", "Total shareholders' equity",
-              r"^total\s+(?:\w+\s+)?(?:share|stock)holders['’]?\s+equity$|^total\s+equity$",
-              r"\b(?:shareholders['’]?|stockholders['’]?|total)\s+equity\b", flow=False),
-        _item("cfo", "Cash from operations",
-              r"^(?:net\s+)?cash\s+(?:provided\s+by|from|generated\s+(?:by|from))\s+"
-              r"(?:\(used\s+(?:in|for)\)\s+)?operati(?:ng\s+activities|ons)(?:\s+activities)?$"
-              r"|^total\s+cash\s+provided\s+by\s+operating\s+activities$",
-              r"\bcash\s+(?:flow\s+)?from\s+operations\b|\boperating\s+cash\s+flow\b"
-              r"|\bcash\s+(?:provided\s+by|from)\s+operating\s+activities\b"),
-        _item("capex", "Capital expenditures",
-              r"^(?:capital\s+expenditures?|purchases?\s+of\s+property(?:,\s*plant)?(?:,?\s*and)?"
-              r"\s+equipment|additions\s+to\s+property.*|payments\s+for\s+(?:acquisition\s+of\s+)?"
-              r"property(?:,\s*plant)?(?:,?\s*and)?\s+equipment|expenditures\s+for\s+property.*"
-              r"|purchases\s+of\s+property\s+and\s+equipment.*|capital\s+expenditures,.*)$",
-              r"\bcapex\b|\bcapital\s+expenditures?\b|\bcapital\s+spending\b", magnitude=True),
-        _item("dividends", "Cash dividends paid",
-              r"^(?:cash\s+)?dividends?\s+(?:paid|to\s+(?:share|stock)holders)(?:\s+to\s+.*)?$"
-              r"|^(?:payments?\s+of\s+)?(?:cash\s+)?dividends(?:\s+paid)?$"
-              r"|^dividends\s+paid\s+on\s+common\s+stock$",
-              r"\bdividends?\b", magnitude=True),
-        _item("depreciation", "Depreciation and amortization",
-              r"^depreciation(?:\s+and\s+amortization)?$",
-              r"\bdepreciation\b"),
-    )
-}  # fmt: skip
-
-
-def _normal_label(label: str) -> str:
-    text = re.sub(r"\(\d\)|\$|[*:]", " ", label.lower())
-    text = text.replace("’", "'")
-    return " ".join(text.split()).strip(" .,")
-
-
-def rows_of_item(item: Item, rows: Sequence[Row]) -> list[Row]:
-    """The rows that state ``item``, in the order given (best-ranked source first)."""
-    return [row for row in rows if item.label.fullmatch(_normal_label(row.label))]
-
-
-# ------------------------------------------------------------------ metrics
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A metric: what it needs and how it is computed (a function of an item lookup)."""
-
-    key: str
-    name: str
-    asked: re.Pattern[str]
-    formula: str  # as the answer shows it
-    needs: tuple[str, ...]  # item keys
-    compute: Callable[[Callable[[str, int], float], int], float]
-    percent: bool = False
-    averaged: tuple[str, ...] = ()  # balances averaged over the year's start and end
-
-
-def _avg(get: Callable[[str, int], float], key: str, year: int) -> float:
-    return (get(key, year) + get(key, year - 1)) / 2
-
-
-def _gross(get: Callable[[str, int], float], y: int) -> float:
-    try:
-        profit = get("gross_profit", y)
-    except LookupError:
-        profit = get("revenue", y) - get("cogs", y)
-    return profit / get("revenue", y) * 100
-
-
-def _metric(
-    key: str,
-    name: str,
-    asked: str,
-    formula: str,
-    needs: tuple[str, ...],
-    compute: Callable[[Callable[[str, int], float], int], float],
-    percent: bool = False,
-    averaged: tuple[str, ...] = (),
-) -> Metric:
-    return Metric(key, name, re.compile(asked, re.I), formula, needs, compute, percent, averaged)
-
-
-# the order matters: the first metric whose words a question writes is the one it asks for
-METRICS = (
-    _metric("ccc", "Cash conversion cycle", r"\bcash\s+conversion\s+cycle\b|\bccc\b",
-            "DIO + DSO - DPO", ("inventory", "receivables", "payables", "cogs", "revenue"),
-            lambda g, y: 365 * _avg(g, "inventory", y) / g("cogs", y)
-            + 365 * _avg(g, "receivables", y) / g("revenue", y)
-            - 365 * _avg(g, "payables", y) / g("cogs", y),
-            averaged=("inventory", "receivables", "payables")),
-    _metric("dpo", "Days payable outstanding", r"\bdays\s+payables?\s+outstanding\b|\bdpo\b",
-            "365 × average accounts payable / cost of goods sold", ("payables", "cogs"),
-            lambda g, y: 365 * _avg(g, "payables", y) / g("cogs", y), averaged=("payables",)),
-    _metric("dso", "Days sales outstanding", r"\bdays\s+sales\s+outstanding\b|\bdso\b",
-            "365 × average accounts receivable / revenue", ("receivables", "revenue"),
-            lambda g, y: 365 * _avg(g, "receivables", y) / g("revenue", y),
-            averaged=("receivables",)),
-    _metric("dio", "Days inventory outstanding",
-            r"\bdays\s+(?:inventory|inventories)\s+outstanding\b|\bdio\b|\bdays\s+in\s+inventory\b",
-            "365 × average inventory / cost of goods sold", ("inventory", "cogs"),
-            lambda g, y: 365 * _avg(g, "inventory", y) / g("cogs", y), averaged=("inventory",)),
-    _metric("inventory_turnover", "Inventory turnover", r"\binventory\s+turnover\b",
-            "cost of goods sold / average inventory", ("cogs", "inventory"),
-            lambda g, y: g("cogs", y) / _avg(g, "inventory", y), averaged=("inventory",)),
-    _metric("receivables_turnover", "Receivables turnover", r"\breceivables?\s+turnover\b",
-            "revenue / average accounts receivable", ("revenue", "receivables"),
-            lambda g, y: g("revenue", y) / _avg(g, "receivables", y), averaged=("receivables",)),
-    _metric("fixed_asset_turnover", "Fixed asset turnover",
-            r"\bfixed\s+assets?\s+turnover\b|\bpp&e\s+turnover\b",
-            "revenue / average PP&E", ("revenue", "ppe"),
-            lambda g, y: g("revenue", y) / _avg(g, "ppe", y), averaged=("ppe",)),
-    _metric("asset_turnover", "Total asset turnover", r"\b(?:total\s+)?assets?\s+turnover\b",
-            "revenue / average total assets", ("revenue", "total_assets"),
-            lambda g, y: g("revenue", y) / _avg(g, "total_assets", y),
-            averaged=("total_assets",)),
-    _metric("retention", "Retention ratio", r"\bretention\s+ratio\b",
-            "1 - cash dividends paid / net income", ("dividends", "net_income"),
-            lambda g, y: 1 - g("dividends", y) / g("net_income", y)),
-    _metric("payout", "Dividend payout ratio", r"\bpayout\s+ratio\b",
-            "cash dividends paid / net income", ("dividends", "net_income"),
-            lambda g, y: g("dividends", y) / g("net_income", y)),
-    _metric("quick", "Quick ratio", r"\bquick\s+ratio\b|\bacid[- ]test\b",
-            "(cash and equivalents + short-term investments + accounts receivable) / total "
-            "current liabilities", ("cash", "short_investments", "receivables",
-                                    "current_liabilities"),
-            lambda g, y: (g("cash", y) + _optional(g, "short_investments", y)
-                          + g("receivables", y)) / g("current_liabilities", y)),
-    _metric("cash_ratio", "Cash ratio", r"\bcash\s+ratio\b",
-            "cash and equivalents / total current liabilities", ("cash", "current_liabilities"),
-            lambda g, y: g("cash", y) / g("current_liabilities", y)),
-    _metric("ocf_ratio", "Operating cash flow ratio", r"\boperating\s+cash\s+flow\s+ratio\b",
-            "cash from operations / total current liabilities", ("cfo", "current_liabilities"),
-            lambda g, y: g("cfo", y) / g("current_liabilities", y)),
-    _metric("current", "Current ratio",
-            r"\bcurrent\s+ratio\b|\bworking\s+capital\s+ratio\b",
-            "total current assets / total current liabilities",
-            ("current_assets", "current_liabilities"),
-            lambda g, y: g("current_assets", y) / g("current_liabilities", y)),
-    _metric("working_capital", "Working capital", r"\bworking\s+capital\b",
-            "total current assets - total current liabilities",
-            ("current_assets", "current_liabilities"),
-            lambda g, y: g("current_assets", y) - g("current_liabilities", y)),
-    _metric("fcf_conversion", "Free cash flow conversion",
-            r"\b(?:free\s+cash\s*flow|fcf)\s+conversion\b",
-            "(cash from operations - capital expenditures) / net income",
-            ("cfo", "capex", "net_income"),
-            lambda g, y: (g("cfo", y) - g("capex", y)) / g("net_income", y) * 100, percent=True),
-    _metric("fcf", "Free cash flow", r"\bfree\s+cash\s*flows?\b|\bfcf\b",
-            "cash from operations - capital expenditures", ("cfo", "capex"),
-            lambda g, y: g("cfo", y) - g("capex", y)),
-    _metric("capex_share", "Capital expenditures as a share of revenue",
-            r"\b(?:capex|capital\s+expenditures?)\s+as\s+a\s+%?\s*(?:percent(?:age)?\s+)?"
-            r"(?:of|share\s+of)\s+(?:total\s+)?revenues?\b",
-            "capital expenditures / revenue", ("capex", "revenue"),
-            lambda g, y: g("capex", y) / g("revenue", y) * 100, percent=True),
-    _metric("tax_rate", "Effective tax rate", r"\beffective\s+(?:income\s+)?tax\s+rate\b",
-            "income tax expense / income before income taxes", ("income_tax", "pretax_income"),
-            lambda g, y: g("income_tax", y) / g("pretax_income", y) * 100, percent=True),
-    _metric("interest_coverage", "Interest coverage ratio", r"\binterest\s+coverage\b",
-            "operating income / interest expense", ("operating_income", "interest_expense"),
-            lambda g, y: g("operating_income", y) / g("interest_expense", y)),
-    _metric("roa", "Return on assets", r"\breturn\s+on\s+(?:total\s+)?assets\b|\broa\b",
-            "net income / average total assets", ("net_income", "total_assets"),
-            lambda g, y: g("net_income", y) / _avg(g, "total_assets", y) * 100, percent=True,
-            averaged=("total_assets",)),
-    _metric("roe", "Return on equity", r"\breturn\s+on\s+(?:shareholders['’]?\s+)?equity\b|\broe\b",
-            "net income / average shareholders' equity", ("net_income", "equity"),
-            lambda g, y: g("net_income", y) / _avg(g, "equity", y) * 100, percent=True,
-            averaged=("equity",)),
-    _metric("gross_margin", "Gross margin", r"\bgross\s+(?:profit\s+)?margins?\b",
-            "(revenue - cost of goods sold) / revenue", ("revenue", "cogs"), _gross,
-            percent=True),
-    _metric("operating_margin", "Operating margin",
-            r"\boperating\s+(?:income\s+|profit\s+)?(?:%\s+)?margins?\b",
-            "operating income / revenue", ("operating_income", "revenue"),
-            lambda g, y: g("operating_income", y) / g("revenue", y) * 100, percent=True),
-    _metric("net_margin", "Net profit margin",
-            r"\bnet\s+(?:profit\s+|income\s+)?margins?\b|\bprofit\s+margins?\b",
-            "net income / revenue", ("net_income", "revenue"),
-            lambda g, y: g("net_income", y) / g("revenue", y) * 100, percent=True),
-    _metric("cogs_share", "Cost of goods sold as a share of revenue",
-            r"\b(?:cogs|cost\s+of\s+(?:goods\s+sold|sales))\s+(?:as\s+a\s+)?(?:%|percent(?:age)?)"
-            r"\s+(?:of\s+)?(?:total\s+)?(?:net\s+)?(?:revenues?|sales)\b",
-            "cost of goods sold / revenue", ("cogs", "revenue"),
-            lambda g, y: g("cogs", y) / g("revenue", y) * 100, percent=True),
-    _metric("debt_to_equity", "Debt to equity", r"\bdebt[- ]to[- ]equity\b",
-            "total liabilities / total shareholders' equity", ("total_assets", "equity"),
-            lambda g, y: (g("total_assets", y) - g("equity", y)) / g("equity", y)),
-)  # fmt: skip
-
-
-def _optional(get: Callable[[str, int], float], key: str, year: int) -> float:
-    try:
-        return get(key, year)
-    except LookupError:
-        return 0.0
-
 
 # ------------------------------------------------------------------ reading the question
 
@@ -454,9 +170,10 @@ def read_metric_question(question: str) -> Asked | None:
     metric = metric or next((m for m in METRICS if m.asked.search(text)), None)
     item = None
     if metric is None:
-        found = [(m.start(), i) for i in ITEMS.values() if (m := i.asked.search(asked_part))]
-        item = min(found, key=lambda pair: pair[0])[1] if found else None
-        if item is None:
+        found = [(m.start(), m.start() - m.end(), i) for i in ITEMS.values()
+                 if (m := i.asked.search(asked_part))]  # fmt: skip
+        item = min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+        if item is None and not definitions(question):
             return None
     span = _span_years(question, years)
     if _CAGR.search(question):
@@ -513,6 +230,7 @@ class Computed:
     missing: list[str] = field(default_factory=list)
     value: float | None = None
     values: dict[int, float] = field(default_factory=dict)
+    plain: bool = False  # one line item's value asked for itself: nothing computed
 
 
 class Lookup:
@@ -564,6 +282,8 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
         formula = definition
     if given:
         pass  # computed by the question's own definition
+    elif asked.metric is None and asked.item is None:
+        return None  # a definition that names what no line item is, and nothing standard
     elif asked.metric is not None:
         metric = asked.metric
         for year in asked.years:
@@ -586,12 +306,14 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
     complete = all(y in values for y in wanted)
     missing = list(dict.fromkeys(lookup.missing))
     if not complete:
-        return Computed(_missing_text(name, wanted, missing), [], missing)
+        plain = not given and asked.metric is None and asked.mode == "value"
+        return Computed(_missing_text(name, wanted, missing), [], missing, plain=plain)
     text, value = _result_text(asked, name, formula, percent, values, question)
     inputs = sorted(lookup.used.values(), key=lambda i: (i.item.key, i.year))
     text += " Inputs: " + "; ".join(_input_text(i) for i in inputs) + "."
     citations = list(dict.fromkeys(i.row.source for i in inputs))
-    return Computed(text, citations, [], value, values)
+    plain = not given and asked.metric is None and asked.mode == "value"
+    return Computed(text, citations, [], value, values, plain)
 
 
 def _result_text(
@@ -650,12 +372,14 @@ def _missing_text(name: str, years: list[int], missing: list[str]) -> str:
 
 
 def _input_text(given: Input) -> str:
+    from chop.figures import _written
+
     row = given.row
     unit = f" {row.unit.rstrip('s')}" if row.unit and not row.percent else ""
     pages = f", p. {', '.join(str(p) for p in row.pages)}" if row.pages else ""
     where = f"{row.statement}, " if row.statement else ""
     return (
-        f"{row.label} FY{given.year} {_shown(given.value, row.percent)}{unit} "
+        f"{row.label} FY{given.year} {_written(given.value, row.percent)}{unit} "
         f"[{where}source {row.source}{pages}]"
     )
 
@@ -698,3 +422,20 @@ def verdict(question: str, computed: Computed) -> str | None:
     if first == last:
         return "no"
     return "yes" if (last > first) == up else "no"
+
+
+def statements_needed(question: str) -> list[str]:
+    """The statements whose rows a metric question needs: those printing its inputs (the
+    inputs its definition names, else the standard metric's, else the line item asked)."""
+    asked = read_metric_question(question)
+    if asked is None:
+        return []
+    keys: set[str] = set()
+    for _name, definition in definitions(question):
+        keys |= {i.key for i in ITEMS.values() if i.asked.search(definition)}
+        keys |= {k for m in METRICS if m.asked.search(definition) for k in m.needs}
+    if asked.metric is not None:
+        keys |= set(asked.metric.needs)
+    if asked.item is not None:
+        keys.add(asked.item.key)
+    return [name for name, items in STATEMENT_OF.items() if keys & set(items)]

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
 
 from typing_extensions import TypedDict
 
@@ -44,7 +43,6 @@ from chop.question_facts import (
     NAME_WORD,
     POSSESSIVE,
     Period,
-    QuestionFacts,
     abbreviates,
     name_key,
     name_keys,
@@ -52,6 +50,7 @@ from chop.question_facts import (
     read_question,
     written_words,
 )
+from chop.question_filings import current_reports, latest_before, latest_report
 
 # ------------------------------------------------------------------ the resolution
 
@@ -71,6 +70,7 @@ class Resolution:
     period: str | None = None  # the period it was resolved to: "FY2023", "Q2 FY2024"
     topic: str = ""  # the question without the words that name its documents
     why: tuple[str, ...] = ()  # each rule that decided, in order
+    filings: bool = False  # every document in view (or in the collection) is a filing
 
     @property
     def in_view(self) -> tuple[str, ...]:
@@ -219,86 +219,6 @@ def _latest_filings(pool: Sequence[DocumentCard]) -> tuple[list[str], list[str],
     return reference, later, latest
 
 
-def _ends(card: DocumentCard) -> date | None:
-    """The last day a filing speaks of: its period's end, else its date."""
-    return card.period_end or card.day
-
-
-def _latest_before(
-    period: Period, pool: Sequence[DocumentCard]
-) -> tuple[list[str], list[str], int] | None:
-    """(reference, secondary, fiscal year) for a forecast of ``period`` that no filing covers:
-    the latest filing of an earlier fiscal year (its annual report first)."""
-    year = period.fiscal_year or (period.day.year if period.day else None)
-    if year is None:
-        return None
-    earlier = [c for c in pool if c.is_filing and c.fiscal_year and c.fiscal_year < year]
-    if not earlier:
-        return None
-    return _latest_report(earlier)
-
-
-def _latest_report(pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], int]:
-    """(reference, secondary, fiscal year): the periodic report that speaks of the latest
-    period (a later 10-Q before the annual report it follows), the latest annual report kept
-    in view."""
-    periodic = [c for c in pool if c.kind in PERIODIC_KINDS and c.fiscal_year] or list(pool)
-
-    def when(card: DocumentCard) -> tuple[int, int]:
-        return card.fiscal_year or 0, card.fiscal_quarter or 4
-
-    latest = max(periodic, key=lambda c: (*when(c), _ends(c) or date.min))
-    year = latest.fiscal_year or 0
-    reference = [c.doc_id for c in periodic if when(c) == when(latest)]
-    annual = [c for c in periodic if c.kind in ANNUAL_KINDS and c.doc_id not in reference]
-    newest = max((c.fiscal_year or 0 for c in annual), default=0)
-    return reference, [c.doc_id for c in annual if c.fiscal_year == newest], year
-
-
-def _current_reports(
-    facts: QuestionFacts, pool: Sequence[DocumentCard], meant: Sequence[DocumentCard]
-) -> list[str]:
-    """The 8-Ks an event question is about: those dated within the period it names (the
-    fiscal year as the company's annual reports bound it, else the calendar year), else, with
-    no period named, all of the company's, the latest first."""
-    current = sorted(
-        (c for c in pool if c.kind == "8-K" and c.day),
-        key=lambda c: c.day or date.min,
-        reverse=True,
-    )
-    if not current:
-        return []
-    if not facts.periods and not facts.bare_years:
-        return [c.doc_id for c in current]
-    spans = [_period_span(p, pool, meant) for p in facts.periods] + [
-        (date(y, 1, 1), date(y, 12, 31)) for y in facts.bare_years
-    ]
-    return [
-        c.doc_id for c in current if c.day and any(start <= c.day <= end for start, end in spans)
-    ]
-
-
-def _period_span(
-    period: Period, pool: Sequence[DocumentCard], meant: Sequence[DocumentCard]
-) -> tuple[date, date]:
-    """The days a period covers: a day's week either side; a fiscal year (or quarter) by the
-    end of the annual report of that year when one is known, else the calendar year."""
-    if period.day is not None:
-        return period.day - timedelta(days=7), period.day + timedelta(days=7)
-    year = period.fiscal_year or 1
-    ends = [
-        c.period_end
-        for c in [*meant, *pool]
-        if c.kind in ANNUAL_KINDS and c.fiscal_year == year and c.period_end
-    ]
-    end = ends[0] if ends else date(year, 12, 31)
-    start = end - timedelta(days=365)
-    if period.fiscal_quarter:
-        start = start + timedelta(days=91 * (period.fiscal_quarter - 1))
-        end = start + timedelta(days=92)
-    return start, end
-
-
 def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     """The documents a question is about: its product model, else its company, narrowed by
     the period and kind it names. A named period that no candidate covers is reported."""
@@ -339,7 +259,7 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     if unknown and facts.forward:
         # a forecast for year N is written in the filings of the years before it
         ahead = max(facts.periods, key=Period.order)
-        earlier = _latest_before(ahead, pool)
+        earlier = latest_before(ahead, pool)
         if earlier:
             candidates, secondary, latest = earlier
             why.append(f"{unknown} is ahead: the forecast is in the latest filing, FY{latest}")
@@ -347,7 +267,7 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     undated = period_named is None and not unknown and len(candidates) > 1
     if undated and facts.forward and all(by_id[d].is_filing for d in candidates):
         # what a company expects, with no period named: its latest filing says it
-        candidates, secondary, latest = _latest_report([by_id[d] for d in candidates])
+        candidates, secondary, latest = latest_report([by_id[d] for d in candidates])
         period_named = f"FY{latest} (latest filing)" if latest else None
         why.append("asks what is expected: the latest filing")
         undated = False
@@ -359,7 +279,7 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
             period_named = f"FY{latest} (latest)"
             why.append(f"no period named: the latest, FY{latest}")
     if facts.event and "8-K" not in facts.kinds:
-        events = _current_reports(facts, pool, [by_id[d] for d in candidates])
+        events = current_reports(facts, pool, [by_id[d] for d in candidates])
         if events:
             candidates, secondary = events, [d for d in candidates + secondary if d not in events]
             why.append("asks about an event: the 8-Ks of the period first")
@@ -387,6 +307,8 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         period=period_named,
         topic=without_names(question, [by_id[d] for d in candidates + secondary]),
         why=tuple(why),
+        filings=bool(cards)
+        and all(c.is_filing for c in ([by_id[d] for d in candidates + secondary] or cards)),
     )
 
 
@@ -541,6 +463,7 @@ class ResolutionState(TypedDict):
     period: str | None
     why: list[str]
     topic: str  # the question without the words that name its documents
+    filings: bool  # the question is about filings: figures are computed, verdicts stated
 
 
 def resolution_state(resolution: Resolution) -> ResolutionState:
@@ -553,4 +476,5 @@ def resolution_state(resolution: Resolution) -> ResolutionState:
         period=resolution.period,
         why=list(resolution.why),
         topic=resolution.topic,
+        filings=resolution.filings,
     )
