@@ -63,7 +63,8 @@ ITEMS = {
               r"\bnet\s+(?:income|earnings|profit)\b"),
         _item("pretax_income", "Income before income taxes",
               r"^(?:income|earnings)\s*(?:\(loss\)\s*)?(?:from\s+continuing\s+operations\s+)?"
-              r"before\s+(?:provision\s+for\s+)?income\s+tax(?:es)?.*$",
+              r"before\s+(?:provision\s+for\s+)?income\s+tax(?:es)?.*$"
+              r"|^pre-?tax\s+income(?:\s*\(loss\))?$|^(?:income|earnings)\s+before\s+taxes$",
               r"\b(?:pre-?tax|before\s+(?:income\s+)?taxes)\b"),
         _item("income_tax", "Income tax expense",
               r"^(?:provision\s+for|\(?benefit\)?\s+from|benefit\s+\(provision\)\s+for)\s+income"

@@ -128,6 +128,8 @@ def retrieve_for_question(
     identity, and the vector matches the topic: a question's "[Samsung Smart TV remote] ..."
     otherwise pulls it towards every chunk that mentions the remote."""
     k = k or ctx.k
+    if ctx.search == "fusion":
+        return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())
     resolution = resolve(question, cards)
@@ -213,3 +215,24 @@ def retrieve_for_question(
     return Retrieved(
         hits=hits, question=matched, note=note, documents=documents, resolution=resolution
     )
+
+
+def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
+    """The vector and the hybrid retrieval's top-k fused by reciprocal rank (each chunk scored
+    by the sum of 1 / (RRF_K + rank) over the two rankings): a chunk both rank well comes
+    first, one only a single search finds stays in view."""
+    by_vector = retrieve_for_question(
+        ctx.with_overrides(search="vector"), store, question, embedder, k
+    )
+    by_hybrid = retrieve_for_question(
+        ctx.with_overrides(search="hybrid"), store, question, embedder, k
+    )
+    scores: dict[int, float] = {}
+    hits: dict[int, Hit] = {}
+    for ranking in (by_vector.hits, by_hybrid.hits):
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
+            hits.setdefault(hit.id, hit)
+    ranked = sorted((replace(hits[i], score=score) for i, score in scores.items()), key=rank_key)
+    note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
+    return replace(by_hybrid, hits=ranked[:k], note=note)
