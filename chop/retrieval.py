@@ -136,6 +136,8 @@ def retrieve_for_question(
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
     search = search_for(ctx, meant or cards)
+    if search == "fusion":  # "auto" chose both rankings, fused
+        return fused(ctx, store, question, embedder, k)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
         matched = resolve_by_chunk_values(question, resolution, [], [])
@@ -218,21 +220,26 @@ def retrieve_for_question(
 
 
 def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
-    """The vector and the hybrid retrieval's top-k fused by reciprocal rank (each chunk scored
-    by the sum of 1 / (RRF_K + rank) over the two rankings): a chunk both rank well comes
-    first, one only a single search finds stays in view."""
+    """The vector and the hybrid retrieval's top-k fused by reciprocal rank (fuse_rankings)."""
     by_vector = retrieve_for_question(
         ctx.with_overrides(search="vector"), store, question, embedder, k
     )
     by_hybrid = retrieve_for_question(
         ctx.with_overrides(search="hybrid"), store, question, embedder, k
     )
+    note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
+    return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
+
+
+def fuse_rankings(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """Rankings fused by reciprocal rank: each chunk scored by the sum of 1 / (RRF_K + rank)
+    over the rankings that hold it, so a chunk both rank well comes first and one that only
+    a single ranking finds stays in view."""
     scores: dict[int, float] = {}
     hits: dict[int, Hit] = {}
-    for ranking in (by_vector.hits, by_hybrid.hits):
+    for ranking in rankings:
         for rank, hit in enumerate(ranking, start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.id, hit)
     ranked = sorted((replace(hits[i], score=score) for i, score in scores.items()), key=rank_key)
-    note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
-    return replace(by_hybrid, hits=ranked[:k], note=note)
+    return ranked[:k]
