@@ -43,6 +43,13 @@ _UNITLESS = re.compile(
     r"\b(?:days?|ratio|turns?|per share|percent|margin|rate|number|employees|stores)\b",
     re.IGNORECASE,
 )
+# a statement's title as a page prints it: "Consolidated Statements of Cash Flows",
+# "CONSOLIDATED BALANCE SHEETS", "Condensed Consolidated Statements of Operations"
+_STATEMENT_TITLE = re.compile(
+    r"(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of\s+[a-z,'’ ]{4,60}?"
+    r"(?=\s*\(|\s*$|\s+\d|\s+[a-z][\w&.'’-]*\s+(?:inc|corp|co|company|incorporated|and)\b))",
+    re.IGNORECASE,
+)
 _LABEL = re.compile(r"\s*[A-Z(]")  # a row's label opens like a line item, not mid-sentence
 _FOOTNOTE = re.compile(r"\(\d\)")
 _ROW_REFERENCE = re.compile(r"\bR(\d+)\s*\[\s*(-?\d+)\s*\]")
@@ -108,7 +115,10 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
     rows: list[Row] = []
     periods: list[str] = []
     unit = ""
+    heading = statement if _STATEMENT_TITLE.search(statement) else ""
     for line in text.splitlines():
+        if title := _STATEMENT_TITLE.match(" ".join(line.split())):
+            heading = _title_case(title.group(0))  # the statement the rows below are in
         named_unit = _UNIT.search(line)
         if named_unit:
             unit = named_unit.group(1).lower()
@@ -132,9 +142,20 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
         rows.append(
             Row(" ".join(label.strip(" .:$").split()), values, row_periods, unit, source,
                 list(pages),
-                percent=any(cell.rstrip().endswith("%") for cell in cells), statement=statement)
+                percent=any(cell.rstrip().endswith("%") for cell in cells), statement=heading)
         )  # fmt: skip
     return rows if len(rows) >= MIN_TABLE_ROWS else []
+
+
+def _title_case(title: str) -> str:
+    """ "CONSOLIDATED STATEMENTS OF CASH FLOWS" → "Consolidated Statements of Cash Flows"."""
+    words = " ".join(title.split()).strip(" ,").split(" ")
+    if any(w.islower() for w in words):
+        return " ".join(words)
+    small = {"of", "and", "in", "the"}
+    return " ".join(
+        w.lower() if w.lower() in small and i else w.capitalize() for i, w in enumerate(words)
+    )
 
 
 def distinct(rows: Iterable[Row]) -> list[Row]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from chop.figures import Row
 from chop.line_items import ITEMS, METRICS, STATEMENT_OF, Item, Metric, rows_of_item
 from chop.periods import periods
+from chop.statements import statement_named
 
 # ------------------------------------------------------------------ reading the question
 
@@ -245,7 +246,16 @@ class Lookup:
         if (key, year) in self.used:
             return self.used[(key, year)].value
         item = ITEMS[key]
-        for row in rows_of_item(item, self.rows):
+        # a statement prints every year it compares: of the rows that state the item, those
+        # with the most periods first (a note's or a subsidiary's one-year table after them)
+        found = rows_of_item(item, self.rows)
+        own = next((name for name, keys in STATEMENT_OF.items() if key in keys), "")
+
+        def rank(row: Row) -> tuple[bool, int]:
+            printed_in = statement_named(row.statement)
+            return printed_in != own, -sum(1 for p in row.periods if p)
+
+        for row in sorted(found, key=rank):
             value = row.value(str(year)) if str(year) in row.periods else None
             if value is not None:
                 value = abs(value) if item.magnitude else value

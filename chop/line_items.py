@@ -133,7 +133,7 @@ ITEMS = {
 
 
 def _normal_label(label: str) -> str:
-    text = re.sub(r"\(\d\)|\$|[*:]", " ", label.lower())
+    text = re.sub(r"\((?:notes?\s+[\w ,&-]+|\d+|[a-z])\)|\$|[*:]", " ", label.lower())
     text = text.replace("’", "'")
     return " ".join(text.split()).strip(" .,")
 
