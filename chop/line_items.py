@@ -48,7 +48,8 @@ ITEMS = {
         _item("cogs", "Cost of goods sold",
               r"^(?:total\s+)?cost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold|"
               r"merchandise\s+sold)(?:\s*\(.*\))?$|^cost\s+of\s+sales\s+and\s+occupancy.*$",
-              r"\bcogs\b|\bcost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold)\b"),
+              r"\bcogs\b|\bcost\s+of\s+(?:goods\s+sold|sales|revenues?|products\s+sold)\b",
+              magnitude=True),
         _item("gross_profit", "Gross profit", r"^gross\s+(?:profit|margin)$",
               r"\bgross\s+profit\b"),
         _item("operating_income", "Operating income",
@@ -70,10 +71,10 @@ ITEMS = {
               r"^(?:provision\s+for|\(?benefit\)?\s+from|benefit\s+\(provision\)\s+for)\s+income"
               r"\s+tax(?:es)?(?:\s+\(benefit\))?$|^income\s+tax(?:es)?(?:\s+expense)?"
               r"(?:\s*\(benefit\))?$|^income\s+tax\s+provision$",
-              r"\bincome\s+tax(?:es)?\b"),
+              r"\bincome\s+tax(?:es)?\b", magnitude=True),
         _item("interest_expense", "Interest expense",
               r"^interest\s+expense(?:,?\s*net)?(?:\s+of\s+amounts\s+capitalized)?$",
-              r"\binterest\s+expense\b"),
+              r"\binterest\s+expense\b", magnitude=True),
         _item("inventory", "Inventories",
               r"^(?:merchandise\s+)?inventor(?:y|ies)" + _NET + r"$",
               r"\binventor(?:y|ies)\b", flow=False),

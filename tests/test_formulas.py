@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from chop.figures import table_rows
+from chop.figures import Row, table_rows
 from chop.formulas import compute, definitions, read_metric_question, statements_needed, verdict
 
 INCOME = """CONSOLIDATED STATEMENTS OF EARNINGS
@@ -172,3 +172,70 @@ def test_the_statements_a_metric_needs_are_named() -> None:
     ]  # fmt: skip
     assert statements_needed("What is the FY2021 free cash flow?") == ["cash flow statement"]
     assert read_metric_question("Who is the CEO in FY2021?") is None
+
+
+# A real page: Corning's 10-K for 2020, its income statement and balance sheet as chop's PDF
+# loader reads them (pages 70 and 72; public SEC filing), with the chunks' overlaps.
+CORNING_2020 = """Consolidated Statements of Income Corning Incorporated and Subsidiary Companies
+
+Year ended December 31,
+(In millions, except per share amounts) 2020 2019 2018
+Net sales $ 11,303 $ 11,503 $ 11,290
+Cost of sales 7,772 7,468 6,829
+
+Gross margin 3,531 4,035 4,461
+
+Operating income 509 1,306 1,575
+
+Interest expense (276)  (221)  (191)
+Translated earnings contract (loss) gain, net (Note 15) (38) 248  (93)
+276)  (221)  (191)
+Income before income taxes 623 1,216 1,503
+Provision for income taxes (Note 8) (111)  (256)  (437)
+
+Net income attributable to Corning Incorporated $ 512 $ 960 $ 1,066
+
+Consolidated Balance Sheets Corning Incorporated and Subsidiary Companies
+
+December 31,
+(In millions, except share and per share amounts) 2020 2019
+
+Current assets:
+Cash and cash equivalents $ 2,672 $ 2,434
+Trade accounts receivable, net of doubtful accounts - $46 and $41 2,133 1,836
+Inventories, net (Note 6) 2,438 2,320
+Other current assets (Note 11 and 15) 761 873
+Total current assets 8,004 7,463
+) 2,460 1,935
+Total Assets $ 30,775 $ 28,898
+Current liabilities:
+Accounts payable 1,174 1,587
+Other accrued liabilities (Note 11 and 14) 2,437 1,923
+Total current liabilities 3,767 3,521
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How liquid was Corning at the end of FY2020, by its current ratio?", 8004 / 3767),
+        ("Corning's effective tax rate for fiscal 2020?", 111 / 623 * 100),
+        ("What gross margin did Corning earn in FY2020?", 3531 / 11303 * 100),
+        ("Could Corning cover its interest in FY2020 (interest coverage)?", 509 / 276),
+        ("Corning's days inventory outstanding for FY2020?", 365 * (2438 + 2320) / 2 / 7772),
+        ("Did Corning's operating margin fall from FY2019 to FY2020?",
+         (509 / 11303 - 1306 / 11503) * 100),
+    ],
+)  # fmt: skip
+def test_metrics_are_computed_from_a_real_filings_statements(
+    question: str, expected: float
+) -> None:
+    rows = table_rows(CORNING_2020, 1, [70, 72])
+    assert value_of(question, rows) == pytest.approx(expected, rel=1e-6)
+    assert all(row.statement.startswith("Consolidated") for row in rows)
+
+
+def value_of(question: str, rows: list[Row]) -> float:
+    computed = compute(question, rows)
+    assert computed is not None and computed.value is not None, computed and computed.text
+    return computed.value
