@@ -367,7 +367,9 @@ def _result_text(
         value = (last - first) / abs(first) * 100 if first else math.nan
         return (
             f"{name}: {each}; change {_signed(value, decimals)}% "
-            f"(FY{years[-1]} vs FY{years[0]}; {name.lower()} = {formula}).",
+            f"(FY{years[-1]} vs FY{years[0]}"
+            + (f"; {name.lower()} = {formula}" if formula != name.lower() else "")
+            + ").",
             value,
         )
     value = values[years[-1]]
