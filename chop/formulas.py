@@ -255,6 +255,8 @@ class Lookup:
             printed_in = statement_named(row.statement)
             return printed_in != own, -sum(1 for p in row.periods if p)
 
+        if not item.flow:  # a balance is never a cash flow statement's change in it
+            found = [r for r in found if statement_named(r.statement) != "cash flow statement"]
         for row in sorted(found, key=rank):
             value = row.value(str(year)) if str(year) in row.periods else None
             if value is not None:

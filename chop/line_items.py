@@ -60,7 +60,7 @@ ITEMS = {
               r"|\bincome\s+from\s+operations\b"),
         _item("net_income", "Net income",
               r"^net\s+(?:income|earnings|profit)(?:\s*\(loss\))?(?:\s+attributable\s+to\s+"
-              r"(?!non)[\w .,&'-]+)?$|^net\s+\(loss\)\s+income$",
+              r"(?!redeemable|non|minority)[\w .,&'-]+)?$|^net\s+\(loss\)\s+income$",
               r"\bnet\s+(?:income|earnings|profit)\b"),
         _item("pretax_income", "Income before income taxes",
               r"^(?:income|earnings)\s*(?:\(loss\)\s*)?(?:from\s+continuing\s+operations\s+)?"

@@ -222,7 +222,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
-STATEMENT_CHUNKS = 3  # of each statement a metric needs: its best chunks, read as sections
+STATEMENT_CHUNKS = 5  # of each statement a metric needs: its best chunks, read as sections
 
 
 def statement_sources(
