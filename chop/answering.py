@@ -32,6 +32,7 @@ ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whol
 SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
 COVERED_SHARE = 0.6  # of the question's content words a passage must write to be about it
+REASON_SHARE = 0.34  # of them a filing's stated reason must write to decide the question
 YesNo = Literal["yes", "no"]
 LeadStatus = Literal["backed", "unbacked", "none"]  # what became of the model's short answer
 VerdictStatus = Literal["backed", "overruled", "unsaid", "none"]  # what became of the verdict
@@ -423,7 +424,10 @@ def checked_verdict(
     negation, or the question itself negates and the passage writes the reason. A "no" the
     passage does not say, on a passage that writes what the question asks about, becomes
     "yes" (the manual describes doing it); a verdict on a passage that is not about the
-    question is left unsaid."""
+    question is left unsaid. With ``stated_only`` (filings: "is it a high growth company?" is
+    not answered by a passage that merely mentions the company) a verdict stands only where
+    the passage writes the model's reason and the reason writes a third of the question's
+    content words; a "no" also needs a negation there."""
     if verdict is None:
         return None, "none"
     about = [passage.text, passage.source["doc_title"], passage.source["model"] or ""]
@@ -433,6 +437,12 @@ def checked_verdict(
     )
     covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
     reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])
+    if stated_only:  # filings: the passage must state the reason, and the reason the answer
+        if not reason_backed or words_written_in(content, [reason]) < REASON_SHARE:
+            return None, "unsaid"
+        if verdict == "no" and not any(_negation.search(s) for s in [*best, reason]):
+            return None, "unsaid"
+        return verdict, "backed"
     if verdict == "yes":
         return ("yes", "backed") if covered or reason_backed else (None, "unsaid")
     evidence = [*best, reason] if reason_backed else list(best)

@@ -255,16 +255,21 @@ def test_a_filing_quote_starts_and_ends_at_sentences_and_shows_rows_with_their_p
 
 
 def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> None:
-    passage = Passage(
-        source(1, "Sales increased 1.3% in 2022 on volume."), "Results", "Sales increased 1.3% "
-        "in 2022 on volume. The company is a leader in health care."
-    )  # fmt: skip
-    question = "Are the company's FY2022 financials those of a high growth company?"
-    unbacked = checked_verdict("yes", "It is a fast grower.", question, passage, [], True)
-    assert unbacked == (None, "unsaid")
-    backed = checked_verdict("yes", "Sales increased 1.3% in 2022", question, passage, [], True)
-    assert backed == ("yes", "backed")
-    no_without_negation = checked_verdict(
-        "no", "Sales increased 1.3% in 2022", question, passage, [], True
+    text = (
+        "The company's sales growth was 1.3% in FY2022. A disruption in financial markets "
+        "could impair our banking partners."
     )
-    assert no_without_negation == (None, "unsaid")
+    passage = Passage(source(1, text), "Results", text)
+    question = "Are the company's FY2022 financials those of a high growth company?"
+
+    def said(verdict: str, reason: str) -> tuple[str | None, str]:
+        return checked_verdict(verdict, reason, question, passage, [], True)  # type: ignore[arg-type]
+
+    assert said("yes", "It is a fast grower.") == (None, "unsaid"), "not written there"
+    assert said("yes", "A disruption in financial markets could impair our banking partners.") == (
+        None, "unsaid"
+    ), "written there, but not about what is asked"  # fmt: skip
+    assert said("yes", "The company's sales growth was 1.3% in FY2022.") == ("yes", "backed")
+    assert said("no", "The company's sales growth was 1.3% in FY2022.") == (None, "unsaid"), (
+        "a no needs a negation"
+    )
