@@ -201,8 +201,9 @@ def remote_cases(data: Path, per_kind: int, kinds: Sequence[str] = ()) -> list[C
     return cases
 
 
-def fin_cases(name: str, root: Path, limit: int | None) -> list[Case]:
-    """A FinanceBench set's questions as written, with their evidence filings."""
+def fin_cases(name: str, root: Path, limit: int | None, only: Sequence[str] = ()) -> list[Case]:
+    """A FinanceBench set's questions as written, with their evidence filings (with ``only``:
+    those whose evidence filings' names all start with one of these prefixes)."""
     answers = {
         str(row["financebench_id"]): str(row["answer"])
         for row in map(json.loads, (root / "questions.jsonl").read_text().splitlines())
@@ -210,6 +211,7 @@ def fin_cases(name: str, root: Path, limit: int | None) -> list[Case]:
     return [
         Case(name, q.qid, q.question_type, q.question, answers[q.qid], None, tuple(q.doc_names))
         for q in load_fin_questions(root)[:limit]
+        if not only or all(name.startswith(tuple(only)) for name in q.doc_names)
     ]
 
 
@@ -494,7 +496,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"ingesting {root / 'pdfs'} into {ctx.collection}")
             collections[name] = ensure_collection(ctx, root / "pdfs", not args.no_ingest)
             stems[name] = {str(p.resolve()): p.stem for p in (root / "pdfs").glob("*.pdf")}
-            cases[name] = fin_cases(name, root, args.limit)
+            cases[name] = fin_cases(name, root, args.limit, args.only)
     for name, set_cases in cases.items():
         collection = args.manuals_collection if name in ("emanual", "remote") else (
             getattr(args, name.replace("-", "_"))
@@ -527,6 +529,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "limit": args.limit,
             "remote_per_kind": args.remote_per_kind,
             "previous": args.previous,
+            "only": args.only,
         },
         "collections": collections,
         "summaries": summaries,
@@ -543,6 +546,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--remote-per-kind", type=int, default=25, help="0: all 684 questions")
     p.add_argument("--remote-kinds", default="", help="comma-separated kinds (Yes/No, ...)")
     p.add_argument("--previous", action="store_true", help="also run the previous generator")
+    p.add_argument(
+        "--only",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=[],
+        help="FinanceBench: only the questions whose evidence filings start with one of these "
+        "(e.g. ADOBE,NIKE): a partial check, not the benchmark",
+    )
     add_collection_arguments(p)
     p.add_argument("--fin-dev", default="answers_fin_dev", help="collection of the dev filings")
     p.add_argument("--fin-wide", default="answers_fin_wide", help="collection of the wide filings")

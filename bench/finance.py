@@ -356,7 +356,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.side_by_side:
-        return side_by_side(Path(args.out))
+        return side_by_side(Path(args.out), Path(args.answers) if args.answers else None)
     default_root, name = SUBSETS[args.subset]
     env_root = os.environ.get("CHOP_FIN_DATA") if args.subset == "dev" else None
     root = Path(args.data or env_root or default_root)
@@ -421,10 +421,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 SIDE_HEADER = ["subset", "n", "right company", "right document", "Doc@1", "page Hit@5",
+               "numeric match", "yes/no right", "yes/no unsaid", "declined",
                "collection"]  # fmt: skip
 
 
-def side_by_side(out: Path) -> dict[str, Any]:
+def side_by_side(out: Path, answers: Path | None = None) -> dict[str, Any]:
     """Dev and wide in one table: chop's Doc@1 and page Hit@5 (from each subset's results),
     and the share of questions resolved to the right company and document (bench.resolution)."""
     table: dict[str, Any] = {}
@@ -434,7 +435,17 @@ def side_by_side(out: Path) -> dict[str, Any]:
         found = out / name / "results.json"
         chop = json.loads(found.read_text())["methods"].get("chop", {}) if found.is_file() else {}
         resolved = resolution.get("subsets", {}).get(subset, {}).get("summary", {})
+        answered_file = (answers or out) / f"answers-fin-{subset}" / "results.json"
+        answered = (
+            json.loads(answered_file.read_text())["summaries"].get(f"fin-{subset}", {})
+            if answered_file.is_file()
+            else {}
+        )
         table[subset] = {
+            "numeric": answered.get("numeric"),
+            "yes_no_right": answered.get("yes_no_right"),
+            "yes_no_unsaid": answered.get("yes_no_unsaid"),
+            "declined": answered.get("declined"),
             "questions": chop.get("metrics", {}).get("questions"),
             "doc@1": chop.get("metrics", {}).get("doc@1"),
             "hit@5": chop.get("metrics", {}).get("hit@5"),
@@ -446,7 +457,8 @@ def side_by_side(out: Path) -> dict[str, Any]:
     def cell(value: Any) -> str:
         return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
-    keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "collection"]
+    keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "numeric",
+            "yes_no_right", "yes_no_unsaid", "declined", "collection"]  # fmt: skip
     rows = [[subset, *(cell(row[k]) for k in keys)] for subset, row in table.items()]
     text = "\n".join(
         [
@@ -457,7 +469,9 @@ def side_by_side(out: Path) -> dict[str, Any]:
             "right company / right document: bench.resolution (cards as ingest builds them, "
             "no LLM): every document a question is resolved to is of the evidence's company / "
             "an evidence document is among them. Doc@1, page Hit@5: chop on the `chop ingest` "
-            "collection (bench.finance --methods chop --ingested ...).",
+            "collection (bench.finance --methods chop --ingested ...). numeric match (every "
+            "figure of the reference in the answer within 1%), yes/no right, yes/no unsaid, "
+            "declined: bench.answers on the same collection (ANSWERS/answers-fin-SUBSET).",
             "",
         ]
     )
@@ -479,6 +493,12 @@ def parser() -> argparse.ArgumentParser:
         "--side-by-side",
         action="store_true",
         help="write OUT/fin-sides.md from OUT/fin, OUT/fin-wide and OUT/resolution results",
+    )
+    p.add_argument(
+        "--answers",
+        default="",
+        help="--side-by-side: the folder holding answers-fin-dev/ and answers-fin-wide/ "
+        "(bench.answers results; default OUT)",
     )
     p.add_argument(
         "--only",

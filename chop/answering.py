@@ -34,6 +34,7 @@ ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whol
 SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
 COVERED_SHARE = 0.6  # of the question's content words a passage must write to be about it
+REASON_SHARE = 0.34  # of them a filing's stated reason must write to decide the question
 YesNo = Literal["yes", "no"]
 LeadStatus = Literal["backed", "unbacked", "none"]  # what became of the model's short answer
 VerdictStatus = Literal["backed", "overruled", "unsaid", "none"]  # what became of the verdict
@@ -146,6 +147,46 @@ def split_sentences(text: str) -> list[str]:
                 units.append(sentence[:MAX_SENTENCE_CHARS])
                 sentence = sentence[MAX_SENTENCE_CHARS:].strip()
     return units
+
+
+_TERMINAL = (".", "!", "?", ":", ")", '"', "”", "'")
+
+
+def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
+    """A filing passage's units as a quote may use them: sentences of its paragraphs (the
+    PDF's wrapped lines joined) and its table rows, each row rendered by ``render`` with its
+    periods and unit ("Total revenue, in millions: 2022 66,608; 2021 62,286") or kept as a
+    line when it renders none. A passage cut inside a sentence or a word ("gment revenues
+    ...") does not open or close a quote: a first unit that starts in lower case and a last
+    one that does not end a sentence are left out."""
+    units: list[str] = []
+    rows: set[int] = set()
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        joined = " ".join(paragraph)
+        paragraph.clear()
+        units.extend(part.strip() for part in _sentence_end.split(joined) if part.strip())
+
+    for raw in text.splitlines():
+        line = _space.sub(" ", raw).strip()
+        if not line:
+            flush()
+            continue
+        rendered = render(line)
+        if rendered is not None:
+            flush()
+            rows.add(len(units))
+            units.append(rendered)
+            continue
+        paragraph.append(line)
+    flush()
+    first, last = 0, len(units)
+    if units and 0 not in rows and not units[0][:1].isupper() and not units[0][:1].isdigit():
+        first = 1
+    if last - first > 1 and last - 1 not in rows and not units[-1].endswith(_TERMINAL):
+        last -= 1
+    return units[first:last]
 
 
 @dataclass
@@ -370,7 +411,12 @@ def is_backed(answer: str, texts: Sequence[str], share: float = BACKED_SHARE) ->
 
 
 def checked_verdict(
-    verdict: YesNo | None, reason: str, question: str, passage: Passage, best: Sequence[str]
+    verdict: YesNo | None,
+    reason: str,
+    question: str,
+    passage: Passage,
+    best: Sequence[str],
+    stated_only: bool = False,
 ) -> tuple[YesNo | None, VerdictStatus]:
     """The model's verdict as the passage backs it. A small model says "no" whenever the
     passage does not repeat the question's words, so a "no" stands only where the passage
@@ -378,7 +424,10 @@ def checked_verdict(
     negation, or the question itself negates and the passage writes the reason. A "no" the
     passage does not say, on a passage that writes what the question asks about, becomes
     "yes" (the manual describes doing it); a verdict on a passage that is not about the
-    question is left unsaid."""
+    question is left unsaid. With ``stated_only`` (filings: "is it a high growth company?" is
+    not answered by a passage that merely mentions the company) a verdict stands only where
+    the passage writes the model's reason and the reason writes a third of the question's
+    content words; a "no" also needs a negation there."""
     if verdict is None:
         return None, "none"
     about = [passage.text, passage.source["doc_title"], passage.source["model"] or ""]
@@ -388,6 +437,12 @@ def checked_verdict(
     )
     covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
     reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])
+    if stated_only:  # filings: the passage must state the reason, and the reason the answer
+        if not reason_backed or words_written_in(content, [reason]) < REASON_SHARE:
+            return None, "unsaid"
+        if verdict == "no" and not any(_negation.search(s) for s in [*best, reason]):
+            return None, "unsaid"
+        return verdict, "backed"
     if verdict == "yes":
         return ("yes", "backed") if covered or reason_backed else (None, "unsaid")
     evidence = [*best, reason] if reason_backed else list(best)

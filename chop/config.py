@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 Provider = Literal["local", "openai"]
 ContinuityMode = Literal["llm", "gate", "rules"]
 QueryCnmMode = Literal["off", "boost", "filter"]
-SearchMode = Literal["auto", "vector", "hybrid"]
+SearchMode = Literal["auto", "vector", "hybrid", "fusion"]
 AnswerMode = Literal["lead", "quote"]
 
 
@@ -202,6 +202,7 @@ class Context:
         "CHOP_SEARCH",
         "auto",
         "'vector': pgvector cosine; 'hybrid': vector + full-text fused by reciprocal rank; "
+        "'fusion': the vector and the hybrid search's final rankings fused by reciprocal rank; "
         "'auto': hybrid for questions about filings (their line items' own words find the "
         "table pages), vector for everything else (manuals measured better with vectors).",
     )

@@ -43,6 +43,13 @@ _UNITLESS = re.compile(
     r"\b(?:days?|ratio|turns?|per share|percent|margin|rate|number|employees|stores)\b",
     re.IGNORECASE,
 )
+# a statement's title as a page prints it: "Consolidated Statements of Cash Flows",
+# "CONSOLIDATED BALANCE SHEETS", "Condensed Consolidated Statements of Operations"
+_STATEMENT_TITLE = re.compile(
+    r"(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of\s+[a-z,'’ ]{4,60}?"
+    r"(?=\s*\(|\s*$|\s+\d|\s+[a-z][\w&.'’-]*\s+(?:inc|corp|co|company|incorporated|and)\b))",
+    re.IGNORECASE,
+)
 _LABEL = re.compile(r"\s*[A-Z(]")  # a row's label opens like a line item, not mid-sentence
 _FOOTNOTE = re.compile(r"\(\d\)")
 _ROW_REFERENCE = re.compile(r"\bR(\d+)\s*\[\s*(-?\d+)\s*\]")
@@ -75,6 +82,7 @@ class Row:
     source: int  # the citation number of the source it was read from
     pages: list[int] = field(default_factory=list)
     percent: bool = False
+    statement: str = ""  # the table's title or section heading: "Consolidated Balance Sheets"
 
     def value(self, column: str) -> float | None:
         """The value in the period column ``column`` ("2022"), or by position ("0", "-1")."""
@@ -100,14 +108,17 @@ def is_figure_question(question: str) -> bool:
     return bool(_QUANTITY_CUES.search(question))
 
 
-def table_rows(text: str, source: int, pages: Sequence[int] = ()) -> list[Row]:
+def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str = "") -> list[Row]:
     """The rows of the tables in ``text``: lines that end in figures under a header line of
     periods (years, or dates that end in years). Lines before any such header, and footnote
     marks like "(1)" beyond the header's columns, are not values."""
     rows: list[Row] = []
     periods: list[str] = []
     unit = ""
+    heading = statement if _STATEMENT_TITLE.search(statement) else ""
     for line in text.splitlines():
+        if title := _STATEMENT_TITLE.match(" ".join(line.split())):
+            heading = _title_case(title.group(0))  # the statement the rows below are in
         named_unit = _UNIT.search(line)
         if named_unit:
             unit = named_unit.group(1).lower()
@@ -131,9 +142,20 @@ def table_rows(text: str, source: int, pages: Sequence[int] = ()) -> list[Row]:
         rows.append(
             Row(" ".join(label.strip(" .:$").split()), values, row_periods, unit, source,
                 list(pages),
-                percent=any(cell.rstrip().endswith("%") for cell in cells))
+                percent=any(cell.rstrip().endswith("%") for cell in cells), statement=heading)
         )  # fmt: skip
     return rows if len(rows) >= MIN_TABLE_ROWS else []
+
+
+def _title_case(title: str) -> str:
+    """ "CONSOLIDATED STATEMENTS OF CASH FLOWS" → "Consolidated Statements of Cash Flows"."""
+    words = " ".join(title.split()).strip(" ,").split(" ")
+    if any(w.islower() for w in words):
+        return " ".join(words)
+    small = {"of", "and", "in", "the"}
+    return " ".join(
+        w.lower() if w.lower() in small and i else w.capitalize() for i, w in enumerate(words)
+    )
 
 
 def distinct(rows: Iterable[Row]) -> list[Row]:
@@ -237,24 +259,42 @@ def answering_rows(rows: Sequence[Row], question: str, limit: int = ANSWER_ROWS)
     return [unique[order] for _, order in ranked[:limit]]
 
 
-def stated(row: Row, question: str) -> str:
-    """A row as an answer states it: its label, each period's value with the table's unit and
-    the source, and the value in the unit the question asks for when the table uses another
-    ("Accounts payable: 303,493 thousand (2018) = 303.49 million")."""
+def stated(row: Row, question: str = "") -> str:
+    """A row as an answer states it: the statement it is printed in, its label and unit, each
+    period with its value, the value in the unit the question asks for when the table uses
+    another, and the source ("Consolidated Balance Sheets: Accounts payable, in thousands:
+    2018 303,493 (= 303.49 million) [2].")."""
     asked = _ASKED_UNIT.search(question)
     into = asked.group(1).lower() if asked else ""
-    unit = _unit_word(row)  # "" for a percentage, a count or a ratio
-    convert = bool(into and unit) and into != row.unit
+    convert = bool(into and _unit_word(row)) and into != row.unit
     cells = []
     for period, value in zip(row.periods, row.values, strict=True):
-        cell = f"{_written(value, row.percent)}{unit}"
-        if period:
-            cell += f" ({period})"
+        cell = (
+            f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+        )
         if convert and value is not None:
             scaled = value * _UNIT_SIZE[row.unit] / _UNIT_SIZE[into]
-            cell += f" = {_written(round(scaled, 2))} {into.rstrip('s')}"
+            cell += f" (= {_written(round(scaled, 2))} {into.rstrip('s')})"
         cells.append(cell)
-    return f"{row.label}: {'; '.join(cells)} [{row.source}]."
+    return f"{row_heading(row)}: {'; '.join(cells)} [{row.source}]."
+
+
+def row_heading(row: Row) -> str:
+    """ "Consolidated Statements of Earnings: Revenue, in millions": where the row is printed,
+    its label and the unit its figures are in."""
+    unit = f", in {row.unit}" if _unit_word(row) else ""
+    where = f"{row.statement}: " if row.statement and row.statement != row.label else ""
+    return f"{where}{row.label}{unit}"
+
+
+def row_line(row: Row) -> str:
+    """A row as a quote shows it: "Total revenue, in millions: 2022 66,608; 2021 62,286"."""
+    cells = [
+        f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+        for period, value in zip(row.periods, row.values, strict=True)
+    ]
+    unit = f", in {row.unit}" if _unit_word(row) else ""
+    return f"{row.label}{unit}: {'; '.join(cells)}"
 
 
 class ExpressionError(ValueError):
@@ -413,3 +453,17 @@ def _arithmetic(node: ast.expr) -> float:
             raise ExpressionError("an exponent over 10 is not a financial formula")
         return float(left**right)
     raise ExpressionError(f"not arithmetic: {ast.unparse(node)}")
+
+
+def row_for_line(line: str, rows: Sequence[Row]) -> Row | None:
+    """The row of ``rows`` a line of text prints (its label and as many cells), if any."""
+    label, cells = _split_row(line)
+    name = " ".join(label.strip(" .:$").split())
+    return next(
+        (
+            row
+            for row in rows
+            if row.label == name and len(row.values) == len(cells) and all(row.periods)
+        ),
+        None,
+    )

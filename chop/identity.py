@@ -24,6 +24,21 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from chop.periods import (
+    DATE_ISO,
+    MONTH,
+    QUARTER_WORDS,
+    YEAR,
+    find_dates,
+    first_quarter,
+    fiscal_years,
+    make_date,
+    periods,
+    year_number,
+)
+
+__all__ = ["QUARTER_WORDS", "find_dates", "year_number"]
+
 # ------------------------------------------------------------------ the stored card
 
 
@@ -77,55 +92,14 @@ LEGAL_SUFFIXES = sorted(
 # Exchanges a cover's or a press release's ticker is listed on.
 _EXCHANGE = r"(?:The\s+)?(?:New\s+York\s+Stock\s+Exchange|NYSE(?:\s+American)?|Nasdaq|NASDAQ)"
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-         ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-         ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-         ("dec", "december")],
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-_MONTH = (
-    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_YEAR = r"((?:19|20)\d\d)"
+_MONTH = MONTH
+_YEAR = YEAR
 _ON = r"\.?(\d{1,2}),?" + _YEAR  # "30,2023" in squashed text
-# "June 30, 2023" / "30 June 2023" / "1st July 2022" / "2023-06-30"
-_DATE_MDY = re.compile(_MONTH + r"\.?\s*(\d{1,2})(?:st|nd|rd|th)?\s*,?\s*((?:19|20)\d\d)", re.I)
-_DATE_DMY = re.compile(
-    r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\.?,?\s+" + _YEAR, re.I
-)
-_DATE_ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+_DATE_ISO = DATE_ISO
+_make_date = make_date
 # A 52/53-week fiscal year closes on a weekday near a month's end; one that closes in the
 # first days of January is the year before's ("fiscal 2021" ends January 2, 2022).
 EARLY_JANUARY_DAYS = 7
-
-
-def _make_date(year: str, month: str | int, day: str) -> date | None:
-    number = month if isinstance(month, int) else _MONTHS.get(month.lower().rstrip("."), 0)
-    try:
-        return date(int(year), int(number), int(day))
-    except ValueError:
-        return None
-
-
-def find_dates(text: str) -> list[date]:
-    """Every date written in ``text``, in order of appearance."""
-    found: list[tuple[int, date]] = []
-    for m in _DATE_MDY.finditer(text):
-        if d := _make_date(m.group(3), m.group(1), m.group(2)):
-            found.append((m.start(), d))
-    for m in _DATE_DMY.finditer(text):
-        if d := _make_date(m.group(3), m.group(2), m.group(1)):
-            found.append((m.start(), d))
-    for m in _DATE_ISO.finditer(text):
-        if d := _make_date(m.group(1), int(m.group(2)), m.group(3)):
-            found.append((m.start(), d))
-    return [d for _pos, d in sorted(found, key=lambda item: item[0])]
 
 
 def fiscal_year_ending(end: date) -> int:
@@ -141,12 +115,6 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text).lower()
 
 
-def year_number(value: str) -> int:
-    """ "23" → 2023, "2023" → 2023."""
-    number = int(value)
-    return number + 2000 if number < 100 else number
-
-
 # ------------------------------------------------------------------ reading a document
 
 _FORM = re.compile(r"form(10-?k|10-?q|8-?k|20-?f)", re.I)
@@ -155,9 +123,6 @@ _QUARTER_ENDED = re.compile(r"quarterlyperiodended" + _MONTH + _ON, re.I)
 _REPORT_DATE = re.compile(r"dateofreport\(dateofearliesteventreported\):?" + _MONTH + _ON, re.I)
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine|13|26|39)[\s-]+(months|weeks)\s+ended", re.I)
 _ORDINAL_QUARTER = re.compile(r"\b(first|second|third|fourth)[\s-]+quarter\b", re.I)
-_FISCAL = r"(?:fiscal\s+(?:year\s+)?|FY\s*'?)"  # "fiscal 2023", "fiscal year 2023", "FY23"
-_Q_FY = re.compile(r"\bQ([1-4])\s*(?:of\s+)?" + _FISCAL + r"((?:19|20)?\d\d)\b", re.I)
-_FISCAL_YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s*'?)((?:19|20)\d\d|\d\d)\b", re.I)
 _EARNINGS = re.compile(r"\b(reports?|announces?|reported)\b[^.]{0,120}\b(results|earnings)\b", re.I)
 _ANNOUNCER_WORD = r"(?:[A-Z][\w&.'-]*|\d+[A-Za-z][\w&.'-]*)"  # "Best", "3M"; not "9," or "2023"
 _ANNOUNCER = re.compile(
@@ -178,8 +143,6 @@ _LEGAL_SUFFIX = re.compile(
     r"[,\s]+(" + "|".join(re.escape(s).replace(r"\.", r"\.?") for s in LEGAL_SUFFIXES) + r")\.?$",
     re.I,
 )
-QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "three": 1, "six": 2,
-                 "nine": 3, "13": 1, "26": 2, "39": 3}  # fmt: skip
 _ACRONYM_MAX = 4
 # a word of a registrant's name: capitalised ("Best", "JPMorgan", "&"), a digit-led name
 # ("3M", "1-800-FLOWERS.COM") or a joining word ("of", "and", "the")
@@ -226,6 +189,56 @@ def registrant(text: str) -> str | None:
         words.pop()
     name = " ".join(reversed(words)).strip(" ,")
     return _display_case(name) if len(name) >= 2 else None
+
+
+_FILE_NUMBER = re.compile(
+    r"commission\s+file\s+(?:number|no\.?)s?\s*:?\s*\d[\d-]*", re.I
+)  # fmt: skip
+_SUFFIX_WORD = re.compile(
+    r"(?:CORPORATION|COMPANY|INCORPORATED|INC\.?|CORP\.?|CO\.|PLC|LTD\.?|LIMITED|N\.V\.|S\.A\."
+    r"|AG|SE|LLC|L\.P\.|HOLDINGS|GROUP),?",
+    re.I,
+)
+COVER_NAME_CHARS = 3000  # where a cover prints the registrant's name
+
+
+def cover_name(text: str) -> str | None:
+    """The registrant's name on a cover without an "(Exact name of registrant ...)" line
+    ("Commission File Number 001-37845 MICROSOFT CORPORATION WASHINGTON 91-1144442"), or whose
+    label is printed after the state and tax number: the name words that end in a legal
+    suffix, right after the commission file number, else the first run of capitalised name
+    words ending in one ("3M COMPANY") on the cover."""
+    cover = text[:COVER_NAME_CHARS]
+    if m := _FILE_NUMBER.search(cover):
+        words: list[str] = []
+        for word in cover[m.end() :].split()[:8]:
+            if not _NAME_WORD.fullmatch(word):
+                break
+            words.append(word)
+        ends = [i for i, w in enumerate(words) if _SUFFIX_WORD.fullmatch(w)]
+        if ends and ends[-1] > 0:
+            return _display_case(" ".join(words[: ends[-1] + 1]).strip(" ,"))
+    for m in re.finditer(r"\S+", cover):
+        if not (_SUFFIX_WORD.fullmatch(m.group()) and m.group()[:1].isupper()):
+            continue
+        words = []
+        for word in reversed(cover[: m.start()].split()[-6:]):
+            if not _NAME_WORD.fullmatch(word) or word.lower() in _COVER_WORDS:
+                break
+            words.append(word)
+        while words and words[-1].lower() in ("of", "and", "de", "&", "the"):
+            words.pop()
+        name = " ".join([*reversed(words), m.group()]).strip(" ,")
+        if words and name.upper() == name:
+            return _display_case(name)
+    return None
+
+
+# capitalised words of a cover that are not part of a company's name
+_COVER_WORDS = _words(
+    "securities exchange commission act form report annual quarterly section pursuant "
+    "washington d.c. registrant number file transition period"
+)
 
 
 def short_name(entity: str) -> str:
@@ -276,18 +289,13 @@ def cover_ticker(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-_FILE_QUARTER = re.compile(  # "2023Q2", "Q2_2023"
-    r"(?<![a-z0-9])((?:19|20)\d\d)[\s_-]*q([1-4])(?![a-z0-9])"
-    r"|(?<![a-z0-9])q([1-4])[\s_-]*((?:19|20)\d\d)(?![a-z0-9])",
-    re.I,
-)
 _FILE_FY = re.compile(r"(?<![a-z0-9])(?:fy)?((?:19|20)\d\d)(?![0-9])", re.I)
 _FILE_KIND = re.compile(
     r"(?<![a-z0-9])(10-?k|10-?q|8-?k|20-?f)(?![a-z0-9])"
     r"|(earnings)|(annual[\s_-]*report)|(manual|guide)",
     re.I,
 )
-_FILE_WORD = re.compile(r"[A-Za-z][A-Za-z&.]{1,}")
+_FILE_WORD = re.compile(r"[A-Za-z][A-Za-z&.]{1,}|\d[A-Za-z][A-Za-z&.]*")  # "BESTBUY", "3M"
 
 
 def identity_from_file_name(path: str) -> Identity:
@@ -303,9 +311,13 @@ def identity_from_file_name(path: str) -> Identity:
         )  # fmt: skip
         card["kind"] = kind
         card["sources"]["kind"] = "file name"
-    if m := _FILE_QUARTER.search(stem):
-        year, quarter = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-        card["fiscal_year"], card["fiscal_quarter"] = int(year), int(quarter)
+    quarter = next(
+        (p for p in periods(re.sub(r"[_.]+", " ", stem)) if p.fiscal_quarter and p.day is None),
+        None,
+    )
+    if quarter is not None:  # "ACME_2023Q2_10Q", "Q2_2023", "ACME_FY23Q2"
+        card["fiscal_year"] = quarter.fiscal_year or 0
+        card["fiscal_quarter"] = quarter.fiscal_quarter or 0
         card["sources"].update(fiscal_year="file name", fiscal_quarter="file name")
     dates = find_dates(stem.replace("_", " "))
     if dates:
@@ -343,7 +355,8 @@ def identity_from_text(opening: str) -> Identity:
         put("kind", "annual report")
     elif _MANUAL.search(text[:400]):
         put("kind", "user manual")
-    if entity := registrant(text):
+    filing = card.get("kind") in FILING_KINDS
+    if entity := registrant(text) or (cover_name(text) if filing else None):
         put("entity", entity)
     ticker = _PRESS_TICKER.search(text[:3000])
     symbol = ticker.group(1) if ticker else cover_ticker(text)
@@ -374,13 +387,14 @@ def _read_release(lead: str, card: Identity, put: Any) -> None:
     (as the company names it: "Fourth Quarter Fiscal 2022"), the period's end and the date."""
     if "entity" not in card and (m := _ANNOUNCER.search(lead[:600])):
         put("entity", _display_case(m.group(1)))
-    if m := _Q_FY.search(lead):
-        put("fiscal_quarter", int(m.group(1)))
-        put("fiscal_year", year_number(m.group(2)))
+    quarter = first_quarter(lead, fiscal=True, halves=False) or first_quarter(lead, halves=False)
+    if quarter:
+        put("fiscal_quarter", quarter.fiscal_quarter)
+        put("fiscal_year", quarter.fiscal_year)
     else:
         if m := _ORDINAL_QUARTER.search(lead):
             put("fiscal_quarter", QUARTER_WORDS[m.group(1).lower()])
-        years = [year_number(y) for y in _FISCAL_YEAR.findall(lead[:400])]
+        years = list(fiscal_years(lead[:400]))
         full_year = re.search(r"\b(?:full|fiscal)\s+year\s+((?:19|20)\d\d)\b", lead, re.I)
         if years:
             put("fiscal_year", years[0])

@@ -53,6 +53,7 @@ from chop.question_facts import (
     read_question,
     written_words,
 )
+from chop.question_filings import current_reports, latest_before, latest_report
 
 # ------------------------------------------------------------------ the resolution
 
@@ -72,6 +73,7 @@ class Resolution:
     period: str | None = None  # the period it was resolved to: "FY2023", "Q2 FY2024"
     topic: str = ""  # the question without the words that name its documents
     why: tuple[str, ...] = ()  # each rule that decided, in order
+    filings: bool = False  # every document in view (or in the collection) is a filing
 
     @property
     def in_view(self) -> tuple[str, ...]:
@@ -243,8 +245,10 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     unknown = None
     period_named: str | None = None
     secondary: list[str] = []
-    weak = [Period(y) for y in facts.bare_years] if not facts.periods else []
-    periods = facts.periods or weak
+    # a bare year narrows: alone, or beside fiscal periods in a comparison ("between 2022 and
+    # the 2021 fiscal period"); not the year a forecast is about ("expect to pay in 2024")
+    weak = [Period(y) for y in facts.bare_years] if not (facts.periods and facts.forward) else []
+    periods = facts.periods + weak
     if periods:
         # a comparison names several periods; the latest one is the report that holds all
         for period in sorted(periods, key=Period.order, reverse=True):
@@ -258,7 +262,21 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
             if facts.periods and dated:
                 unknown = str(max(facts.periods, key=Period.order))
                 why.append(f"no document covers {unknown}")
+    if unknown and facts.forward:
+        # a forecast for year N is written in the filings of the years before it
+        ahead = max(facts.periods, key=Period.order)
+        earlier = latest_before(ahead, pool)
+        if earlier:
+            candidates, secondary, latest = earlier
+            why.append(f"{unknown} is ahead: the forecast is in the latest filing, FY{latest}")
+            period_named, unknown = f"FY{latest} (forecast for {unknown})", None
     undated = period_named is None and not unknown and len(candidates) > 1
+    if undated and facts.forward and all(by_id[d].is_filing for d in candidates):
+        # what a company expects, with no period named: its latest filing says it
+        candidates, secondary, latest = latest_report([by_id[d] for d in candidates])
+        period_named = f"FY{latest} (latest filing)" if latest else None
+        why.append("asks what is expected: the latest filing")
+        undated = False
     if undated and all(by_id[d].is_filing for d in candidates):
         # a company's filings and no period named: the question is about the company now,
         # as its latest annual report describes it; later periodic reports weigh less
@@ -266,6 +284,11 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         if latest:
             period_named = f"FY{latest} (latest)"
             why.append(f"no period named: the latest, FY{latest}")
+    if facts.event and "8-K" not in facts.kinds:
+        events = current_reports(facts, pool, [by_id[d] for d in candidates])
+        if events:
+            candidates, secondary = events, [d for d in candidates + secondary if d not in events]
+            why.append("asks about an event: the 8-Ks of the period first")
     releases = [d for d in secondary if by_id[d].kind == "earnings release"]
     if facts.release_measure and releases:
         candidates, secondary = (
@@ -290,6 +313,8 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         period=period_named,
         topic=without_names(question, [by_id[d] for d in candidates + secondary]),
         why=tuple(why),
+        filings=bool(cards)
+        and all(c.is_filing for c in ([by_id[d] for d in candidates + secondary] or cards)),
     )
 
 
@@ -466,6 +491,7 @@ class ResolutionState(TypedDict):
     period: str | None
     why: list[str]
     topic: str  # the question without the words that name its documents
+    filings: bool  # the question is about filings: figures are computed, verdicts stated
 
 
 def resolution_state(resolution: Resolution) -> ResolutionState:
@@ -478,4 +504,5 @@ def resolution_state(resolution: Resolution) -> ResolutionState:
         period=resolution.period,
         why=list(resolution.why),
         topic=resolution.topic,
+        filings=resolution.filings,
     )

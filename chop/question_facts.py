@@ -8,14 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
 
 from chop.grounding import tokens
-from chop.identity import (
-    QUARTER_WORDS,
-    find_dates,
-    year_number,
-)
+from chop.periods import Period, bare_years, periods_in
+
+__all__ = ["Period", "QuestionFacts", "read_question"]
 
 # ------------------------------------------------------------------ names, normalised
 
@@ -101,20 +98,6 @@ def abbreviates(word: str, name: str) -> bool:
 
 # ------------------------------------------------------------------ periods and kinds
 
-_FISCAL = r"(?:fiscal\s+(?:year\s+)?|FY\s*'?)"
-_QUARTER = r"(?:Q([1-4])|(first|second|third|fourth)\s+(?:fiscal\s+)?quarter)"
-# "Q2 of FY2023", "second quarter of fiscal 2023", "second fiscal quarter of 2023", "Q1 2021"
-_Q_QUARTER_FY = re.compile(
-    r"\b" + _QUARTER + r"\s*(?:of\s+|,\s*)?(?:the\s+)?(?:" + _FISCAL + r"((?:19|20)?\d\d)"
-    r"|((?:19|20)\d\d))\b",
-    re.I,
-)
-_Q_YEAR_QUARTER = re.compile(r"\b((?:19|20)\d\d)\s*Q([1-4])\b", re.I)  # "2021 Q1"
-_Q_HALF_FY = re.compile(
-    r"\b(H[12]|first half|second half)\s*(?:of\s+)?" + _FISCAL + r"((?:19|20)?\d\d)\b", re.I
-)
-_Q_FY_ONLY = re.compile(r"\b" + _FISCAL + r"((?:19|20)\d\d|\d\d)\b", re.I)
-_Q_BARE_YEAR = re.compile(r"(?<![\w$.,-])((?:19|20)\d\d)(?![\w%.,-]*\d)")
 _Q_KIND = {
     "10-K": re.compile(r"\b10-?k\b|\bannual (?:report|filing)\b", re.I),
     "10-Q": re.compile(r"\b10-?q\b|\bquarterly (?:report|filing)\b", re.I),
@@ -126,26 +109,53 @@ _Q_KIND = {
 # Measures that companies report in their earnings releases rather than in their annual
 # reports: non-GAAP figures (Regulation G) such as "Adjusted EBIT", "EBITDA(R)", "non-GAAP EPS".
 # "unadjusted operating income" is a GAAP figure and does not count.
-_RELEASE_MEASURE = re.compile(r"\b(?:adjusted|non[- ]?gaap|ebitdar?|ebita)\b", re.I)
+_RELEASE_MEASURE = re.compile(
+    r"\b(?:adjusted|non[- ]?gaap|ebitdar?|ebita|constant\s+currency|organic\s+(?:growth|sales))\b"
+    r"|\bexclud\w*\b(?:\W+\w+){0,5}?\W+(?:fx|foreign\s+exchange|currenc\w*)\b",
+    re.I,
+)
 
 
-@dataclass(frozen=True)
-class Period:
-    """A period a question names: a fiscal year, a quarter of one, or a day."""
+# Words of a question about what a company expects: the forecast for year N is written in the
+# filings of year N-1 ("What production rate changes is X forecasting for FY2023?").
+FORWARD = re.compile(
+    r"\b(?:forecast\w*|guidance|guided|outlook|expect(?:s|ed|ing|ations?)?|project(?:s|ed|ing|ions?)"
+    r"|anticipat\w*|plan(?:s|ned|ning)?\s+to|intend\w*|targets?|targeted|estimated?\s+(?:to|for)"
+    r"|in\s+the\s+future|future\s+(?:payments?|obligations?|years?)|going\s+forward"
+    r"|next\s+(?:fiscal\s+)?year|upcoming|coming\s+years?)\b",
+    re.I,
+)
 
-    fiscal_year: int | None = None
-    fiscal_quarter: int | None = None
-    day: date | None = None
 
-    def __str__(self) -> str:
-        if self.day is not None:
-            return self.day.isoformat()
-        if self.fiscal_quarter:
-            return f"Q{self.fiscal_quarter} FY{self.fiscal_year}"
-        return f"FY{self.fiscal_year}"
+def _near(first: str, second: str, words: int = 4) -> str:
+    """``first`` then ``second`` with at most ``words`` words between them, either order."""
+    gap = r"\b(?:\W+\w+){0,WORDS}?\W+".replace("WORDS", str(words))
+    return rf"\b(?:{first}){gap}(?:{second})\b|\b(?:{second}){gap}(?:{first})\b"
 
-    def order(self) -> tuple[date, int]:
-        return (self.day or date(self.fiscal_year or 1, 1, 1), self.fiscal_quarter or 5)
+
+_OFFICER = (
+    r"(?:ceo|cfo|coo|chief\s+\w+\s+officer|president|chair(?:man|woman|person)?|director"
+    r"|officer|board\s+member)s?"
+)
+_COMING_GOING = (
+    r"new|appoint\w*|named|resign\w*|retire[sd]?|retiring|step(?:s|ped)?\s+down|success\w*"
+    r"|depart\w*|hired?|elect(?:s|ed|ion)?|replac\w*|terminat\w*"
+)
+_HOLDERS = r"shareholders?|stockholders?|holders"
+# Events companies report in 8-Ks (SEC Form 8-K items 5.02, 5.07, 8.01, 2.01, 4.01)
+_EVENTS = tuple(
+    re.compile(pattern, re.I)
+    for pattern in (
+        _near(_COMING_GOING, _OFFICER, 6),
+        _near(_HOLDERS, r"vot\w*|approv\w*|meeting", 3),
+        _near(r"vote[sd]?|voting", r"results?|proposals?|" + _HOLDERS + r"|meeting"),
+        r"\b(?:annual|special)\s+(?:general\s+)?meeting\b",
+        _near(r"dividends?", r"declar\w*"),
+        _near(r"announc\w*", r"acqui\w*|merger|merge|divest\w*|spin-?off", 5),
+        r"\bagree(?:d|ment)\s+to\s+(?:acquire|merge|sell)\b",
+        _near(r"change[sd]?|dismiss\w*", r"auditors?|accountants?|accounting\s+firm", 3),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -156,42 +166,32 @@ class QuestionFacts:
     bare_years: list[int] = field(default_factory=list)
     # a measure earnings releases report (non-GAAP): a release of the period comes first
     release_measure: bool = False
+    # about what a company expects (forecast, guidance, outlook): the filings before the
+    # period hold it
+    forward: bool = False
+    # about an event a company reports in an 8-K (officer change, vote, dividend declared)
+    event: bool = False
 
 
 def read_question(question: str) -> QuestionFacts:
-    """Periods and document kinds a question names; no LLM."""
-    periods: list[Period] = []
-    covered: list[tuple[int, int]] = []
-    for m in _Q_QUARTER_FY.finditer(question):
-        quarter = int(m.group(1)) if m.group(1) else QUARTER_WORDS[m.group(2).lower()]
-        periods.append(Period(year_number(m.group(3) or m.group(4)), quarter))
-        covered.append(m.span())
-    for m in _Q_YEAR_QUARTER.finditer(question):
-        if not any(a <= m.start() < b for a, b in covered):
-            periods.append(Period(int(m.group(1)), int(m.group(2))))
-            covered.append(m.span())
-    for m in _Q_HALF_FY.finditer(question):
-        half = m.group(1).lower()
-        periods.append(Period(year_number(m.group(2)), 2 if half in ("h1", "first half") else 4))
-        covered.append(m.span())
-    for m in _Q_FY_ONLY.finditer(question):
-        if not any(a <= m.start() < b for a, b in covered):
-            periods.append(Period(year_number(m.group(1))))
-            covered.append(m.span())
-    for day in find_dates(question):
-        periods.append(Period(day=day))
-    bare = [
-        int(m.group(1))
-        for m in _Q_BARE_YEAR.finditer(question)
-        if not any(a <= m.start() < b for a, b in covered)
-    ]
+    """Periods, document kinds and the kind of question (forward-looking, an event) a
+    question names; no LLM. Periods are read by chop.periods, as ingest reads them."""
     kinds = [kind for kind, pattern in _Q_KIND.items() if pattern.search(question)]
     return QuestionFacts(
-        periods=periods,
+        periods=[period for _span, period in periods_in(question)],
         kinds=kinds,
-        bare_years=bare,
+        bare_years=bare_years(question),
         release_measure=bool(_RELEASE_MEASURE.search(question)),
+        forward=bool(FORWARD.search(question)),
+        event=is_event_question(question),
     )
+
+
+def is_event_question(question: str) -> bool:
+    """Whether the question asks about an event a company reports in an 8-K: an officer or
+    director coming or going, a shareholder vote, a dividend declared, an acquisition or
+    merger announced, a change of auditor."""
+    return any(pattern.search(question) for pattern in _EVENTS)
 
 
 # ------------------------------------------------------------------ brands and product lines

@@ -149,12 +149,16 @@ def retrieve_for_question(
     identity, and the vector matches the topic: a question's "[Samsung Smart TV remote] ..."
     otherwise pulls it towards every chunk that mentions the remote."""
     k = k or ctx.k
+    if ctx.search == "fusion":
+        return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())
     resolution = resolve(question, cards)
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
     search = search_for(ctx, meant or cards)
+    if search == "fusion":  # "auto" chose both rankings, fused
+        return fused(ctx, store, question, embedder, k)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
         matched = resolve_by_chunk_values(question, resolution, [], [])
@@ -234,3 +238,29 @@ def retrieve_for_question(
     return Retrieved(
         hits=hits, question=matched, note=note, documents=documents, resolution=resolution
     )
+
+
+def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
+    """The vector and the hybrid retrieval's top-k fused by reciprocal rank (fuse_rankings)."""
+    by_vector = retrieve_for_question(
+        ctx.with_overrides(search="vector"), store, question, embedder, k
+    )
+    by_hybrid = retrieve_for_question(
+        ctx.with_overrides(search="hybrid"), store, question, embedder, k
+    )
+    note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
+    return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
+
+
+def fuse_rankings(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """Rankings fused by reciprocal rank: each chunk scored by the sum of 1 / (RRF_K + rank)
+    over the rankings that hold it, so a chunk both rank well comes first and one that only
+    a single ranking finds stays in view."""
+    scores: dict[int, float] = {}
+    hits: dict[int, Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
+            hits.setdefault(hit.id, hit)
+    ranked = sorted((replace(hits[i], score=score) for i, score in scores.items()), key=rank_key)
+    return ranked[:k]

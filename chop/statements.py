@@ -87,3 +87,12 @@ def named_statements(question: str) -> list[Statement]:
     """The statements ``question`` names, in the order it names them."""
     found = [(match.start(), s) for s in STATEMENTS if (match := s.asked.search(question))]
     return [statement for _, statement in sorted(found, key=lambda pair: pair[0])]
+
+
+def statement_named(title: str) -> str:
+    """The name of the statement a printed title is ("Consolidated Statements of Operations"
+    → "income statement"), "" when it names none."""
+    for statement in STATEMENTS:
+        if re.search(statement.title, title, re.IGNORECASE):
+            return statement.name
+    return ""

@@ -26,6 +26,7 @@ from chop.answering import (
     checked_verdict,
     compose,
     extract,
+    filing_units,
     heading_path,
     is_yes_no_question,
     shown,
@@ -39,13 +40,18 @@ from chop.figures import (
     figure_answer,
     is_figure_question,
     relevant_rows,
+    row_for_line,
+    row_line,
     stated,
     table_rows,
 )
+from chop.formulas import compute, statements_needed
+from chop.formulas import verdict as figure_verdict
 from chop.llm import structured_call
 from chop.models import get_embedder
 from chop.state import AnswerState, Source
-from chop.store import Store, store_for
+from chop.statements import STATEMENTS
+from chop.store import SearchFilter, Store, store_for
 from nodes.retrieve import to_source
 
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
@@ -99,6 +105,30 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     question = state["question"]
     yes_no = is_yes_no_question(question)
+    resolution: dict[str, Any] = dict(state.get("question_resolution") or {})
+    filings = bool(resolution.get("filings"))
+    topic = resolution.get("topic") or question
+    computed_note = ""
+    if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
+        # a metric over the statements' rows, computed by code (chop.formulas)
+        extra = statement_sources(ctx, store, question, resolution, len(sources))
+        rows = rows_of(extra, read_section) + rows_of(sources, read_section)
+        computed = compute(question, rows)
+        if computed is not None and computed.plain:
+            computed = None  # a line item asked for itself: its stated rows answer it below
+        if computed is not None and computed.value is not None:
+            said = figure_verdict(question, computed) if yes_no else None
+            opening = {"yes": "Yes. ", "no": "No. "}.get(said or "", "")
+            return {
+                "answer": opening + computed.text,
+                "answerable": True,
+                "citations": computed.citations,
+                "sources": [*sources, *extra] if extra else sources,
+                "answer_note": "computed by chop from the statements' rows (chop.formulas)",
+                "stats": {"answer_figures": 1.0},
+            }
+        if computed is not None:
+            computed_note = computed.text  # what could not be computed, and what was missing
     figure_fallback: dict[str, Any] = {}  # why a figure question is answered by quoting
     if ctx.answer == "lead" and not yes_no and is_figure_question(question):
         rows = relevant_rows(rows_of(sources, read_section), question)
@@ -110,6 +140,16 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     passages = build_passages(sources, read_section)
     if not passages:
         return declined(NOT_ANSWERED)
+    if filings:  # whole sentences and table rows with their periods, not a cut window
+        for passage in passages:
+            pages = passage.source["metadata"].get("pages") or ()
+            found = table_rows(passage.text, passage.source["number"], pages)
+
+            def render(line: str, found: list[Row] = found) -> str | None:
+                row = row_for_line(line, found)
+                return row_line(row) if row is not None else None
+
+            passage.sentences = filing_units(passage.text, render) or passage.sentences
     embedder = get_embedder(ctx)
     sentences = [sentence for passage in passages for sentence in passage.sentences]
     vectors = np.vstack([embed_queries(embedder, [question]), embedder.embed(sentences)])
@@ -122,14 +162,19 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         # the line items a figure question asks for, as their tables print them; matched on
         # the question's topic, as the company's name in "attributable to General Mills" is no
         # line item
-        topic = state.get("question_resolution", {}).get("topic") or question
         rows = (
             answering_rows(rows_of(sources, read_section), topic)
             if is_figure_question(question)
             else []
         )
         return {
-            "answer": " ".join([*(stated(row, question) for row in rows), answer.text]),
+            "answer": " ".join(
+                [
+                    *([computed_note] if computed_note else []),
+                    *(stated(row, question) for row in rows),
+                    answer.text,
+                ]
+            ),
             "answerable": True,
             "citations": list(dict.fromkeys([*(row.source for row in rows), *answer.citations])),
             **figure_fallback,
@@ -146,6 +191,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         question,
         chosen,
         best_sentences(chosen, scores[best]),
+        stated_only=filings,
     )
     lead = reply.answer if reply and ctx.answer == "lead" else None
     answer = compose(chosen, extracted, lead, verdict, unsaid=verdict_status == "unsaid")
@@ -176,6 +222,38 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
+STATEMENT_CHUNKS = 5  # of each statement a metric needs: its best chunks, read as sections
+
+
+def statement_sources(
+    ctx: Context, store: Store, question: str, resolution: dict[str, Any], numbered: int
+) -> list[Source]:
+    """The best chunks of the statements a metric question needs (the income statement for
+    a margin, the balance sheet for a ratio of balances), from the documents it resolved to,
+    numbered after the ``numbered`` sources retrieval gave."""
+    documents = tuple(resolution.get("documents") or ())
+    wanted = statements_needed(question)
+    if not documents or not wanted:
+        return []
+    vector = embed_queries(get_embedder(ctx), [resolution.get("topic") or question])[0]
+    found: list[Source] = []
+    seen: set[int] = set()
+    for statement in (s for s in STATEMENTS if s.name in wanted):
+        hits = store.search(
+            ctx.collection,
+            vector,
+            STATEMENT_CHUNKS,
+            where=SearchFilter(doc_ids=documents, titled=statement.titled()),
+            query_text=resolution.get("topic") or question,
+            ef_search=ctx.ef_search,
+        )
+        for hit in hits:
+            if hit.id not in seen:
+                seen.add(hit.id)
+                found.append(to_source(numbered + len(found) + 1, hit))
+    return found
+
+
 def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
     """The table rows of the sources' sections, each section read once, in rank order."""
     rows: list[Row] = []
@@ -187,7 +265,8 @@ def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
         seen.update(chunk["chunk_id"] for chunk in section)
         pages = sorted({p for chunk in section for p in chunk["metadata"].get("pages") or ()})
         text = "\n".join(chunk["text"] for chunk in section)
-        rows.extend(table_rows(text, source["number"], pages))
+        headings = heading_path(source)
+        rows.extend(table_rows(text, source["number"], pages, headings[-1] if headings else ""))
     return rows
 
 

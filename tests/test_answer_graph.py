@@ -305,7 +305,7 @@ def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
     )
     result = ask(question, context=ctx)
     assert result["answer"].startswith(
-        "Cash and cash equivalents: 400 million (2023) = 0.40 billion; "
-        "350 million (2022) = 0.35 billion [1]. "
+        "Cash and cash equivalents, in millions: 2023 400 (= 0.40 billion); "
+        "2022 350 (= 0.35 billion) [1]. "
     )
     assert result["citations"] == [1] and scripted.count("answer") == before

@@ -13,6 +13,7 @@ from chop.answering import (
     checked_verdict,
     compose,
     extract,
+    filing_units,
     is_backed,
     is_yes_no_question,
     shown,
@@ -222,3 +223,53 @@ def test_only_the_asking_sentence_says_what_a_passage_must_be_about() -> None:
         "company like this, then state that and explain why."
     )
     assert checked_verdict("yes", "", question, passage, passage.sentences) == ("yes", "backed")
+
+
+# ------------------------------------------------------------------ quotes of filings
+
+SEGMENT_PAGE = """gment revenues, eliminated on consolidation and reported as a
+single line. The Commercial Airplanes segment sells jetliners to airlines
+worldwide. Revenue of the segment rose in 2022.
+Years ended December 31, 2022 2021
+Commercial Airplanes 25,867 19,493
+Defense, Space & Security 23,162 26,540
+Total segment revenues $ 66,608 $ 62,286
+Our customers are airlines and governments that buy our aircr"""
+
+
+def test_a_filing_quote_starts_and_ends_at_sentences_and_shows_rows_with_their_periods() -> None:
+    from chop.figures import row_for_line, row_line, table_rows
+
+    rows = table_rows(SEGMENT_PAGE, 1)
+
+    def render(line: str) -> str | None:
+        row = row_for_line(line, rows)
+        return row_line(row) if row else None
+
+    units = filing_units(SEGMENT_PAGE, render)
+    assert units[0] == "The Commercial Airplanes segment sells jetliners to airlines worldwide."
+    assert "Total segment revenues: 2022 66,608; 2021 62,286" in units
+    assert units[-1] == "Total segment revenues: 2022 66,608; 2021 62,286", "a cut sentence goes"
+    assert not any(unit.startswith("gment") for unit in units)
+    assert all(unit[:1].isupper() for unit in units)
+
+
+def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> None:
+    text = (
+        "The company's sales growth was 1.3% in FY2022. A disruption in financial markets "
+        "could impair our banking partners."
+    )
+    passage = Passage(source(1, text), "Results", text)
+    question = "Are the company's FY2022 financials those of a high growth company?"
+
+    def said(verdict: str, reason: str) -> tuple[str | None, str]:
+        return checked_verdict(verdict, reason, question, passage, [], True)  # type: ignore[arg-type]
+
+    assert said("yes", "It is a fast grower.") == (None, "unsaid"), "not written there"
+    assert said("yes", "A disruption in financial markets could impair our banking partners.") == (
+        None, "unsaid"
+    ), "written there, but not about what is asked"  # fmt: skip
+    assert said("yes", "The company's sales growth was 1.3% in FY2022.") == ("yes", "backed")
+    assert said("no", "The company's sales growth was 1.3% in FY2022.") == (None, "unsaid"), (
+        "a no needs a negation"
+    )

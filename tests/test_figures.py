@@ -150,15 +150,29 @@ def test_no_row_answers_when_the_question_shares_only_words_many_rows_have() -> 
 def test_a_stated_row_gives_each_period_with_its_unit_and_the_unit_the_question_asks_for() -> None:
     capex = next(row for row in table_rows(CASH_FLOWS, 2) if row.label.startswith("Capital"))
     assert stated(capex, "What was capex? Answer in USD millions.") == (
-        "Capital expenditures, net of construction payable: -270,579 thousand (2020) = "
-        "-270.58 million; -739,006 thousand (2019) = -739.01 million; "
-        "-777,682 thousand (2018) = -777.68 million [2]."
+        "Consolidated Statements of Cash Flows: "
+        "Capital expenditures, net of construction payable, in thousands: "
+        "2020 -270,579 (= -270.58 million); 2019 -739,006 (= -739.01 million); "
+        "2018 -777,682 (= -777.68 million) [2]."
     )
     inventories = next(
         row for row in table_rows(BALANCE_SHEET_DATA, 1) if row.label == "Inventories"
     )
     assert stated(inventories, "What were inventories?") == (
-        "Inventories: 2,757 million (2023); 2,904 million (2022) [1]."
+        "Inventories, in millions: 2023 2,757; 2022 2,904 [1]."
+    )
+
+
+def test_a_stated_row_names_the_statement_it_is_printed_in() -> None:
+    rows = table_rows(CASH_FLOWS.replace("CONSOLIDATED STATEMENTS OF CASH FLOWS", "Cash"), 2,
+                      statement="Consolidated Statements of Cash Flows")  # fmt: skip
+    assert table_rows(CASH_FLOWS, 2, statement="Signature Capacity")[0].statement == (
+        "Consolidated Statements of Cash Flows"
+    ), "the title printed above the rows, not a mistaken heading"
+    dividends = next(row for row in rows if row.label == "Dividends paid")
+    assert stated(dividends) == (
+        "Consolidated Statements of Cash Flows: Dividends paid, in thousands: "
+        "2020 —; 2019 -260,000; 2018 -255,000 [2]."
     )
 
 

@@ -14,6 +14,7 @@ from chop.identity import (
     label,
     merge_cards,
     registrant,
+    short_name,
     user_card,
 )
 
@@ -213,3 +214,39 @@ def test_a_registrant_name_split_by_text_extraction_is_still_read() -> None:
     split = "Commission File No. 1-10635 NIKO, Inc\n. (Exact name of Registran\nt as specified"
     assert registrant(split) == "Niko, Inc."  # wide-style (a Nike cover)
     assert label(merge_cards(identity_from_text(cover("NIKO, Inc")))) == "Niko 10-K FY2022"
+
+
+# ------------------------------------------------------------------ names printed on the cover only
+
+COVERS = {
+    # no "(Exact name of registrant ...)" line: the name follows the commission file number
+    "Microsoft Corporation": "FORM 10-K ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE "
+    "SECURITIES EXCHANGE ACT OF 1934 For the Fiscal Year Ended June 30, 2016 OR TRANSITION "
+    "REPORT For the Transition Period From to Commission File Number 001-37845 MICROSOFT "
+    "CORPORATION WASHINGTON 91-1144442 (STATE OF INCORPORATION) (I.R.S. ID) ONE MICROSOFT WAY",
+    # the label printed after the state and the tax number, on the line below
+    "3M Company": "FORM 10-K For the fiscal year ended December 31, 2018 Commission file number "
+    "1-3285 3M COMPANY Delaware 41-0417775 (Exact name of registrant as specified in its "
+    "charter) (State or other jurisdiction of incorporation) (I.R.S. Employer Identification No.)",
+    # no file number line either: the capitalised name ending in a legal suffix
+    "Orbital Aerospace Holdings": "UNITED STATES SECURITIES AND EXCHANGE COMMISSION FORM 10-K "
+    "For the fiscal year ended December 31, 2022 ORBITAL AEROSPACE HOLDINGS Nevada 88-1234567",
+    "The Lantern Company": "FORM 10-K For the fiscal year ended December 31, 2022 Commission "
+    "File No. 1-442 THE LANTERN COMPANY (Exact name of registrant as specified in its charter)",
+}
+
+
+@pytest.mark.parametrize(("entity", "cover"), COVERS.items(), ids=list(COVERS))
+def test_a_company_named_only_on_its_cover_is_read(entity: str, cover: str) -> None:
+    card = merge_cards(identity_from_text(cover))
+    assert card["entity"] == entity
+    assert short_name(entity) in card["aliases"]
+
+
+def test_a_cover_name_is_not_the_commission_or_an_act() -> None:
+    cover = "UNITED STATES SECURITIES AND EXCHANGE COMMISSION Washington, D.C. 20549 FORM 10-K"
+    assert "entity" not in identity_from_text(cover)
+
+
+def test_a_company_named_by_a_digit_led_file_word_is_tied_to_it() -> None:
+    assert identity_from_file_name("3M_2018_10K.pdf")["filed_as"] == "3M"

@@ -332,3 +332,115 @@ def test_a_model_number_of_another_brand_is_another_product() -> None:
     assert matched.model is None and matched.unknown_model == "Coolwave 330C"
     # the same number in the line the question writes is matched as before
     assert match_question("Is the Breeze 330C quiet?", models, []).model == "Breeze 330C"
+
+
+# ------------------------------------------------------------------ forecasts, events, quarters
+
+JETS = {
+    f"jet-{y}": ten_k("Orbital Aerospace Corporation", y, period_end=f"{y}-12-31")
+    for y in (2020, 2021, 2022)
+} | {
+    "jet-2023q1": {
+        "kind": "10-Q", "entity": "Orbital Aerospace Corporation", "fiscal_year": 2023,
+        "fiscal_quarter": 1, "period_end": "2023-03-31",
+    },
+    "jet-8k-ceo": {"kind": "8-K", "entity": "Orbital Aerospace Corporation", "date": "2022-08-15"},
+    "jet-8k-vote": {"kind": "8-K", "entity": "Orbital Aerospace Corporation", "date": "2021-05-04"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What production rate changes is Orbital Aerospace forecasting for FY2024?",
+        "What is Orbital's revenue guidance for fiscal 2024?",
+        "What outlook did Orbital Aerospace give for 2024?",
+        "How many deliveries does Orbital Aerospace expect in FY2024?",
+        "What capex does Orbital Aerospace plan to spend in FY24?",
+    ],
+)
+def test_a_forecast_for_the_next_year_is_read_in_the_latest_filing_not_declined(
+    question: str,
+) -> None:
+    resolution = resolve(question, cards(**JETS))
+    assert resolution.unknown is None
+    assert resolution.documents == ("jet-2023q1",), "the latest filing before the year asked"
+    assert "jet-2022" in resolution.secondary, "the latest annual report stays in view"
+
+
+def test_a_forecast_falls_back_to_the_year_before_when_only_annual_reports_exist() -> None:
+    annual = {k: v for k, v in JETS.items() if v["kind"] == "10-K"}
+    resolution = resolve("What is Orbital Aerospace forecasting for FY2023?", cards(**annual))
+    assert resolution.documents == ("jet-2022",) and resolution.unknown is None
+
+
+def test_a_past_year_asked_without_forecast_words_is_still_declined() -> None:
+    assert resolve("Orbital Aerospace revenue in FY2030?", cards(**JETS)).unknown == "FY2030"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much does Orbital Aerospace expect to pay in the future for its leases?",
+        "What are Orbital Aerospace's future payments under its purchase obligations?",
+        "What does Orbital Aerospace anticipate for its pension contributions?",
+    ],
+)
+def test_what_a_company_expects_without_a_year_is_read_in_its_latest_filing(
+    question: str,
+) -> None:
+    resolution = resolve(question, cards(**JETS))
+    assert resolution.documents == ("jet-2023q1",) and "jet-2022" in resolution.secondary
+
+
+@pytest.mark.parametrize(
+    ("question", "document"),
+    [
+        ("Who did Orbital Aerospace appoint as its new CEO in FY2022?", "jet-8k-ceo"),
+        ("Did Orbital Aerospace's chief financial officer resign in 2022?", "jet-8k-ceo"),
+        ("What were the results of Orbital Aerospace's shareholder vote in FY2021?", "jet-8k-vote"),
+        ("Which proposals did Orbital Aerospace stockholders approve at the 2021 annual meeting?",
+         "jet-8k-vote"),
+    ],
+)  # fmt: skip
+def test_an_event_question_reads_the_8k_of_its_period_first(question: str, document: str) -> None:
+    resolution = resolve(question, cards(**JETS))
+    assert resolution.documents[0] == document
+    assert any(d.startswith("jet-20") for d in resolution.secondary), "reports stay in view"
+
+
+def test_an_event_question_without_a_period_reads_the_latest_8k_first() -> None:
+    resolution = resolve("Who is Orbital Aerospace's new chief executive officer?", cards(**JETS))
+    assert resolution.documents == ("jet-8k-ceo", "jet-8k-vote")
+
+
+def test_a_question_that_is_not_about_an_event_keeps_the_annual_report() -> None:
+    for question in (
+        "Has Orbital Aerospace paid dividends to shareholders in FY2022?",
+        "What were Orbital Aerospace's major acquisitions in FY2022?",
+        "How much did Orbital Aerospace pay its officers in FY2022?",
+    ):
+        assert resolve(question, cards(**JETS)).documents == ("jet-2022",), question
+
+
+@pytest.mark.parametrize(
+    "period",
+    ["Q1 FY23", "FY2023Q1", "1Q23", "Q1'2023", "Q12023", "Q1 2023", "first quarter of 2023",
+     "the three months ended March 31, 2023", "2023 Q1"],
+)  # fmt: skip
+def test_a_quarter_however_written_finds_its_10q_not_the_previous_annual_report(
+    period: str,
+) -> None:
+    resolution = resolve(f"As of {period}, what was Orbital Aerospace's cash?", cards(**JETS))
+    assert resolution.documents == ("jet-2023q1",)
+
+
+def test_a_half_finds_the_report_that_covers_six_months() -> None:
+    collection = cards(
+        h1={"kind": "10-Q", "entity": "Orbital Aerospace Corporation", "fiscal_year": 2023,
+            "fiscal_quarter": 2, "period_end": "2023-06-30"},
+        **{k: v for k, v in JETS.items() if k == "jet-2022"},
+    )  # fmt: skip
+    for period in ("H1 2023", "1H23", "the first half of 2023", "six months ended June 30, 2023"):
+        question = f"Orbital Aerospace's short-term investments in {period}?"
+        assert resolve(question, collection).documents == ("h1",), period

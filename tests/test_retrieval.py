@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chop.cards import DocumentCard
 from chop.config import Context
-from chop.retrieval import search_for, with_own_best, with_room_for
+from chop.retrieval import fuse_rankings, search_for, with_own_best, with_room_for
 from chop.store import Hit
 
 
@@ -50,3 +50,12 @@ def test_auto_search_is_hybrid_for_filings_and_vector_for_everything_else() -> N
     assert search_for(auto, []) == "vector"
     assert search_for(Context(search="vector"), [BEST_BUY]) == "vector", "a setting is kept"
     assert search_for(Context(search="hybrid"), [TV]) == "hybrid"
+
+
+def test_fused_rankings_put_first_what_both_rank_well_and_keep_what_one_finds() -> None:
+    vector = [hit(1, "a", 0.9), hit(2, "a", 0.8), hit(3, "a", 0.7)]
+    hybrid = [hit(2, "a", 0.03), hit(4, "b", 0.02), hit(1, "a", 0.01)]
+    fused = fuse_rankings([vector, hybrid], k=4)
+    assert [h.id for h in fused][:2] == [2, 1], "in both rankings: first"
+    assert {h.id for h in fused} == {1, 2, 3, 4}, "found by one ranking only: kept"
+    assert fuse_rankings([vector, hybrid], k=2) == fused[:2]

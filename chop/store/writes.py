@@ -95,6 +95,20 @@ class Writes(Schema):
         return replaced > 0
 
     @through_outages
+    def set_document_metadata(self, collection: str, doc_id: str, metadata: dict[str, Any]) -> bool:
+        """Replace a stored document's metadata (its profile and identity card) without
+        touching its chunks; False when no such document is stored."""
+        if not self.collection_exists(collection):
+            return False
+        _, documents = _tables(collection)
+        with self.transaction() as conn:
+            updated = conn.execute(
+                sql.SQL("UPDATE {} SET metadata = %s WHERE doc_id = %s").format(documents),
+                (Jsonb(metadata), doc_id),
+            ).rowcount
+        return updated > 0
+
+    @through_outages
     def delete_document(self, collection: str, doc_id: str) -> bool:
         if not self.collection_exists(collection):
             return False
