@@ -51,6 +51,7 @@ from chop.question_facts import (
     name_tokens,
     question_keys,
     read_question,
+    twin_of_another_line,
     written_words,
 )
 from chop.question_filings import current_reports, latest_before, latest_report
@@ -401,21 +402,6 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
     return QuestionCNM(
         model=model, category=best_match(question, categories), unknown_model=unknown
     )
-
-
-def twin_of_another_line(question: str, models: Sequence[str]) -> str | None:
-    """The model the question names as it writes it ("Coolwave 330C") when the collection
-    has that model number only in another brand or line ("Breeze 330C"): another product,
-    which no document covers."""
-    parts, lines = name_tokens(question), line_words(models)
-    for token in parts:
-        if not any(ch.isdigit() for ch in token):
-            continue
-        twins = [m for m in models if tokens(m) and tokens(m)[-1] == token]
-        if twins and all(another_line(parts, token, m, lines) for m in twins):
-            written = re.search(rf"\b([\w&'-]+)\s+({re.escape(token)})\b", question, re.I)
-            return f"{written.group(1)} {written.group(2)}" if written else token.upper()
-    return None
 
 
 def resolve_by_chunk_values(

@@ -222,3 +222,18 @@ def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[
     ``name`` has: "Coolwave 330C" does not name the "Breeze 330C"."""
     before = written_before(question_parts, key)
     return before is not None and before in lines and before not in name_tokens(name)
+
+
+def twin_of_another_line(question: str, models: Sequence[str]) -> str | None:
+    """The model the question names as it writes it ("Coolwave 330C") when the collection
+    has that model number only in another brand or line ("Breeze 330C"): another product,
+    which no document covers."""
+    parts, lines = name_tokens(question), line_words(models)
+    for token in parts:
+        if not any(ch.isdigit() for ch in token):
+            continue
+        twins = [m for m in models if tokens(m) and tokens(m)[-1] == token]
+        if twins and all(another_line(parts, token, m, lines) for m in twins):
+            written = re.search(rf"\b([\w&'-]+)\s+({re.escape(token)})\b", question, re.I)
+            return f"{written.group(1)} {written.group(2)}" if written else token.upper()
+    return None
