@@ -14,7 +14,7 @@ from nodes.persist import NEEDS_RELABEL
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 MANUAL = (
-    "# Coolwave 225B User Manual\n\n## Filter care\n\n"
+    "# Coolwave 225B User Manual\n\nYour air conditioner needs little care.\n\n## Filter care\n\n"
     + "Clean the mesh filter with warm water and let it dry. " * 6
     + "\n\n## Tank drainage\n\n"
     + "Empty the water tank when the full light shows. " * 6
