@@ -4,8 +4,10 @@ One ``chop ingest`` is one process; a LangGraph server has many workers. The coo
 the files into batches and submits each as one ``ingest`` run on its own thread, at most
 ``jobs`` at a time, so the server's workers share the corpus.
 
-Each batch's thread id is a uuid5 of (collection, the batch's sorted files): the same corpus and
-batch size always give the same threads, so running the command again finds its own work:
+Each batch's thread id is a uuid5 of (collection, the batch's sorted files and their content
+hashes): the same corpus and batch size always give the same threads, so running the command
+again finds its own work (a changed or added file makes new threads for the batches it touches;
+their unchanged documents cost nothing, recognised by fingerprint as in any ingest):
 
 - a thread whose state holds a report and nothing left to run is done: skipped;
 - a thread with nodes left to run (its worker died or the run was cancelled midway) resumes
@@ -19,6 +21,7 @@ shared volume) and under the server's CHOP_SERVER_PATHS.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import uuid
@@ -52,9 +55,19 @@ class Outcome:
     error: str = ""
 
 
+def file_digest(path: str) -> str:
+    """The file's content hash: a changed file makes a new batch thread, so it is ingested."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def thread_id_for(collection: str, files: Sequence[str]) -> str:
-    """The batch's thread: the same files of the same collection always map to it."""
-    key = "\n".join([collection, *sorted(files)])
+    """The batch's thread: the same files (paths and contents) of the same collection always
+    map to it; a finished thread is never run again, so a changed file must change the id."""
+    key = "\n".join([collection, *(f"{f} {file_digest(f)}" for f in sorted(files))])
     return str(uuid.uuid5(NAMESPACE, key))
 
 

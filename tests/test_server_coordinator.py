@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,10 @@ def coordinator(url: str, corpus: Path, collection: str) -> subprocess.Completed
     command += ["--jobs", "2", "--batch-size", "2", "--collection", collection]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
+
+
+def when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def stored(ctx: Context, collection: str) -> tuple[dict[str, int], list[tuple[str, int]]]:
@@ -127,6 +132,29 @@ def test_coordinator_runs_batches_in_parallel_skips_done_ones_and_resumes_a_dead
                 assert stored(ctx, collection) == (documents, chunks)
                 threads = client.threads.search(metadata={"collection": collection}, limit=20)
                 assert {t["thread_id"] for t in threads} == {b.thread_id for b in batches}
+
+                # --jobs 2: the server ran two batches at the same time.
+                spans = [
+                    (when(r["created_at"]), when(r["updated_at"]))
+                    for b in batches
+                    for r in client.runs.list(b.thread_id)
+                    if r["status"] == "success"
+                ]
+                assert len(spans) == 3
+                assert any(
+                    a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1 :]
+                ), spans
+
+                # A changed file: its batch gets a new thread and runs; the others stay done.
+                changed = Path(batches[2].files[0])
+                changed.write_text(changed.read_text() + "\nCleaning: wipe the grille monthly.\n")
+                third = coordinator(url, corpus, collection)
+                assert third.returncode == 0, third.stderr
+                assert "batch 3 ran" in third.stderr, third.stderr
+                assert "batch 1 done" in third.stderr and "batch 2 done" in third.stderr
+                after, after_chunks = stored(ctx, collection)
+                assert sorted(after) == sorted(documents)
+                assert len(after_chunks) == len(set(after_chunks)) == sum(after.values())
         finally:
             with contextlib.suppress(Exception):
                 store_for(ctx).drop_collection(collection)
