@@ -207,8 +207,12 @@ def ingest_on_server(
 def cli_ingest(args: Any, collection: str) -> int:
     """``chop ingest PATH... --server URL``: 0 when every batch is done, else 1 with one line
     per failed batch (after its one retry)."""
-    import os
+    from chop.config import env_setting
+    from chop.documents import missing_paths
 
+    if missing := missing_paths(args.paths):  # the coordinator lists what the server reads
+        print(f"error: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 1
     context: dict[str, Any] = {"collection": collection}
     if args.mode:
         context["continuity_mode"] = args.mode
@@ -221,7 +225,7 @@ def cli_ingest(args: Any, collection: str) -> int:
             context,
             batch_size=args.batch_size,
             jobs=args.jobs,
-            api_key=args.api_key or os.environ.get("CHOP_API_KEY") or None,
+            api_key=args.api_key or env_setting("CHOP_API_KEY") or None,
         )
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
