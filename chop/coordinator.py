@@ -196,11 +196,21 @@ def ingest_on_server(
     """``chop ingest --server``: plan the batches of ``paths`` and run them on ``url``."""
     from langgraph_sdk import get_sync_client
 
+    if jobs < 1:  # before the server is asked anything
+        raise ValueError("--jobs must be at least 1")
     batches = plan_batches(
         [str(Path(p).resolve()) for p in paths], context["collection"], batch_size
     )
     timeout = (30.0, None, 30.0, 30.0)  # a join lasts as long as its batch
     client = get_sync_client(url=url, api_key=api_key, timeout=timeout)
+    try:  # one line for an unreachable server or a refused key, not one per batch
+        served = client.assistants.search(graph_id=GRAPH, limit=1)
+    except Exception as err:
+        raise OSError(
+            f"cannot use the LangGraph server at {url}: {' '.join(str(err).split())}"
+        ) from err
+    if not served:
+        raise OSError(f"the LangGraph server at {url} does not serve the {GRAPH!r} graph")
     return coordinate(client, batches, context, jobs=jobs)
 
 

@@ -43,6 +43,11 @@ def test_batches_are_sorted_files_with_thread_ids_that_depend_on_collection_and_
         (["/no/such/folder"], "error: no such file or folder: /no/such/folder"),
         (["{corpus}", "--jobs", "0"], "error: --jobs must be at least 1"),
         (["{corpus}", "--batch-size", "0"], "error: --batch-size must be at least 1"),
+        (
+            ["{corpus}"],
+            "error: cannot use the LangGraph server at http://127.0.0.1:9: "
+            "[Errno 111] Connection refused",
+        ),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_1(
