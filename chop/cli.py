@@ -84,6 +84,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
     ctx = _context(args)
+    if args.server:  # batch runs on a LangGraph server (chop/coordinator.py)
+        from chop.coordinator import cli_ingest
+
+        return cli_ingest(args, ctx.collection)
     from chop.documents import missing_paths
 
     missing = missing_paths(args.paths)
@@ -371,6 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="set an identity field for every file of this run (repeatable), e.g. "
         "--meta fiscal_year=2023 --meta kind=10-K; fields: " + ", ".join(USER_FIELDS),
     )
+    p.add_argument("--server", metavar="URL", help="run batches on this LangGraph server")
+    p.add_argument("--batch-size", type=int, default=8, help="files per server run")
+    p.add_argument("--jobs", type=int, default=2, help="server runs at once")
+    p.add_argument("--api-key", help="the server's x-api-key (default: $CHOP_API_KEY)")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(

@@ -417,6 +417,13 @@ PROCESS_SETTINGS = (
         "are answered.",
     ),
     ProcessSetting(
+        "CHOP_API_KEY",
+        "",
+        "*(empty: none sent)*",
+        "`chop ingest --server` only: the key it sends the LangGraph server (x-api-key), "
+        "one of the server's CHOP_API_KEYS; --api-key overrides it.",
+    ),
+    ProcessSetting(
         "CHOP_SERVER_PATHS",
         "",
         "the server's folder and CHOP_DATA_DIR",
