@@ -10,7 +10,7 @@ LLAMA_VERSION="0.3.36"
 # playwright's own browser download is never used). Skipped when present or not on apt.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
+  $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
 fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
