@@ -103,16 +103,6 @@ class TestChopEmbeddingsUnit(EmbeddingsUnitTests):
         return env, {}, {"model": "all-MiniLM-L6-v2-int8", "provider": "local"}
 
 
-class TestChopEmbeddingsIntegration(EmbeddingsIntegrationTests):
-    @property
-    def embeddings_class(self) -> type[Embeddings]:
-        return ChopEmbeddings
-
-    @property
-    def embedding_model_params(self) -> dict[str, Any]:
-        return {"model": "all-MiniLM-L6-v2", "provider": "local"}
-
-
 def session_data_dir() -> str:
     """The session's data folder (conftest.data_dir), for properties that take no fixtures."""
     return os.environ.get("CHOP_TEST_DATA_DIR") or str(
@@ -120,8 +110,12 @@ def session_data_dir() -> str:
     )
 
 
-class TestChopEmbeddingsInt8Integration(EmbeddingsIntegrationTests):
-    """MiniLM with int8 weights in ONNX Runtime (exported into the data folder at first use)."""
+class LocalEmbeddingsIntegration(EmbeddingsIntegrationTests):
+    """The integration suite on one of chop's local embedders (``model``), in the session's
+    data folder (the int8 export and the nomic weights are made or joined there); the suite's
+    own ``model`` is a fixture, so the name is ``chop_model``."""
+
+    chop_model = "all-MiniLM-L6-v2"
 
     @property
     def embeddings_class(self) -> type[Embeddings]:
@@ -129,28 +123,24 @@ class TestChopEmbeddingsInt8Integration(EmbeddingsIntegrationTests):
 
     @property
     def embedding_model_params(self) -> dict[str, Any]:
-        return {
-            "model": "all-MiniLM-L6-v2-int8",
-            "provider": "local",
-            "data_dir": session_data_dir(),
-        }
+        return {"model": self.chop_model, "provider": "local", "data_dir": session_data_dir()}
+
+
+class TestChopEmbeddingsIntegration(LocalEmbeddingsIntegration):
+    """MiniLM, the default."""
+
+
+class TestChopEmbeddingsInt8Integration(LocalEmbeddingsIntegration):
+    """MiniLM with int8 weights in ONNX Runtime (exported into the data folder at first use)."""
+
+    chop_model = "all-MiniLM-L6-v2-int8"
 
 
 @pytest.mark.nomic
-class TestChopEmbeddingsNomicIntegration(EmbeddingsIntegrationTests):
+class TestChopEmbeddingsNomicIntegration(LocalEmbeddingsIntegration):
     """nomic-embed-text-v1.5 through llama.cpp, with its query and passage prefixes."""
 
-    @property
-    def embeddings_class(self) -> type[Embeddings]:
-        return ChopEmbeddings
-
-    @property
-    def embedding_model_params(self) -> dict[str, Any]:
-        return {
-            "model": "nomic-embed-text-v1.5",
-            "provider": "local",
-            "data_dir": session_data_dir(),
-        }
+    chop_model = "nomic-embed-text-v1.5"
 
 
 # ------------------------------------------------ the retriever is ask's retrieval
