@@ -178,8 +178,9 @@ def test_a_run_of_mostly_fallbacks_says_so_and_the_next_run_relabels_it(
         raise RuntimeError("Error code: 401 - invalid api key")
 
     scripted.responder = unauthorized
-    write_manual(tmp_path, "a.md", "Coolwave 225B Manual", FILTER, TANK)
-    write_manual(tmp_path, "b.md", "Coolwave 330C Manual", TANK, FILTER)
+    about = "This air conditioner cools one room."  # a category the document writes is kept
+    write_manual(tmp_path, "a.md", "Coolwave 225B Manual", about, FILTER, TANK)
+    write_manual(tmp_path, "b.md", "Coolwave 330C Manual", about, TANK, FILTER)
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
     monkeypatch.setenv("CHOP_CONTINUITY_MODE", "llm")
     monkeypatch.setenv("CHOP_CHUNK_TOKENS", "40")
