@@ -34,7 +34,10 @@ QUESTION = "How often should I clean the air filter on the Coolwave 330C?"
     ("settings", "message"),
     [
         ({"k": "5"}, "setting 'k' must be int, got str '5'"),
-        ({"search": "foo"}, "setting 'search' must be one of 'auto', 'vector', 'hybrid', 'fusion', got"),
+        (
+            {"search": "foo"},
+            "setting 'search' must be one of 'auto', 'vector', 'hybrid', 'fusion', got",
+        ),
         ({"use_cache": "yes"}, "setting 'use_cache' must be bool"),
     ],
 )
