@@ -219,9 +219,11 @@ def line_words(names: Sequence[str]) -> set[str]:
 
 def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
     """Whether the question writes another brand or line right before ``key`` than the model
-    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C"."""
+    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C". A name with no brand of
+    its own ("S10", beside "Galaxy S9") is any line's: "Galaxy S10" names it."""
     before = written_before(question_parts, key)
-    return before is not None and before in lines and before not in name_tokens(name)
+    own = name_tokens(name)
+    return before is not None and before in lines and len(own) > 1 and before not in own
 
 
 def twin_of_another_line(question: str, models: Sequence[str]) -> str | None:

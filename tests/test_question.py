@@ -301,7 +301,7 @@ def test_a_first_word_opening_the_question_names_a_company_only_as_a_possessive(
 
 TWINS = [
     DocumentCard(name, product_model=name, kind="user manual")
-    for name in ["Coolwave 225B", "Coolwave 410X", "Breeze 330C", "Breeze 225B"]
+    for name in ["Coolwave 225B", "Coolwave 410X", "Breeze 330C", "Breeze 225B", "Q9X"]
 ]
 
 
@@ -312,6 +312,7 @@ TWINS = [
         ("How often do I clean the filter of the breeze-330c?", ("Breeze 330C",)),
         ("How often do I clean the filter of the Coolwave 225B?", ("Coolwave 225B",)),
         ("How often do I clean the filter of the 330C?", ("Breeze 330C",)),  # no line written
+        ("Is the Coolwave Q9X quiet?", ("Q9X",)),  # a name with no brand is any line's
     ],
 )
 def test_a_model_is_named_with_its_own_brand_or_without_one(
