@@ -159,15 +159,22 @@ def code_lines(described: str) -> dict[str, int]:
     return counts
 
 
-def written_form(code: str, described: str) -> str | None:
-    """How the text most often writes ``code`` with the name before it ("Coolwave 410X")."""
-    forms: dict[str, int] = {}
-    for m in re.finditer(rf"(?<![\w+-]){re.escape(code)}(?![\w+-])", described, re.IGNORECASE):
+def written_forms(described: str) -> dict[str, str]:
+    """For each model code of the text, how it most often writes it with the name before it
+    ("410x" -> "Coolwave 410X"), in one pass over the text."""
+    counts: dict[str, dict[str, int]] = {}
+    for m in _code.finditer(described):
         before = _written_name.search(described[max(0, m.start() - 40) : m.start()])
         if before:
+            forms = counts.setdefault(m.group().lower(), {})
             form = f"{before.group(1)} {m.group()}"
             forms[form] = forms.get(form, 0) + 1
-    return max(forms, key=lambda f: (forms[f], -len(f))) if forms else None
+    return {code: max(forms, key=lambda f: (forms[f], -len(f))) for code, forms in counts.items()}
+
+
+def written_form(code: str, described: str) -> str | None:
+    """How the text most often writes ``code`` with the name before it ("Coolwave 410X")."""
+    return written_forms(described).get(code.lower())
 
 
 def weighed_model(proposed: str | None, described: str) -> tuple[str | None, Rejection | None]:
@@ -179,7 +186,7 @@ def weighed_model(proposed: str | None, described: str) -> tuple[str | None, Rej
     (on MIN_MODEL_LINES lines or more, more than any other) is the model, as the text writes it.
     A proposal without a code ("Air conditioner") is left to the other checks; none (the one
     proposed was refused already) takes the text's."""
-    counts = code_lines(described)
+    counts, forms = code_lines(described), written_forms(described)
     codes = model_codes(proposed or "")
     if proposed and not codes:
         return proposed, None
@@ -190,7 +197,7 @@ def weighed_model(proposed: str | None, described: str) -> tuple[str | None, Rej
         for code, n in counts.items()
         if code not in codes
         and brand is not None
-        and (form := written_form(code, described))
+        and (form := forms.get(code))
         and form.split()[0].lower() == brand
     }
     rival = max(siblings, key=lambda c: siblings[c], default=None)
@@ -207,9 +214,9 @@ def weighed_model(proposed: str | None, described: str) -> tuple[str | None, Rej
         and ranked[0][1] >= MIN_MODEL_LINES
         and (len(ranked) == 1 or ranked[1][1] < ranked[0][1])
     ):
-        best = written_form(ranked[0][0], described)
+        best = forms.get(ranked[0][0])
     if rival is not None and siblings[rival] >= MIN_MODEL_LINES:
-        best = written_form(rival, described) or best
+        best = forms.get(rival) or best
     rejection = None
     if proposed:
         named = f"named on {support} line(s)"
