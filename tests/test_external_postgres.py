@@ -331,8 +331,12 @@ def test_a_worker_killed_midway_resumes_and_nothing_is_lost_or_doubled(
     assert f"resuming unfinished run {threads[0][0]}" in rerun.output
     assert_same_as_reference(db, reference)
     paid = stub.requests - before
-    # Only answers in flight when the worker died (at most its concurrency) are paid again.
-    assert reference.requests <= paid <= reference.requests + int(SETTINGS["CHOP_MAX_CONCURRENCY"])
+    # Only answers paid but not yet cached when the worker died are paid again: one per graph
+    # task at most, and a run has max_concurrency + 1 task threads (chop.api.run_config). An LLM
+    # slot is freed when the reply arrives, before the cache write, so a fifth task can be
+    # waiting on its reply while four replies are being stored (seen in CI: 5 paid again).
+    tasks = int(SETTINGS["CHOP_MAX_CONCURRENCY"]) + 1
+    assert reference.requests <= paid <= reference.requests + tasks
 
 
 def test_a_role_that_may_not_create_pgvector_is_told_the_sql_in_one_line(
