@@ -14,8 +14,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from chop.config import Context
-from chop.llm import reset_outages
-from chop.models import get_embedder
+from chop.models.construction import get_embedder
+from chop.models.llm import reset_outages
 from chop.store import Store, store_for
 
 

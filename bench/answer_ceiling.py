@@ -24,7 +24,7 @@ from bench.answers import EMANUAL_DATA, emanual_cases, published, scored
 from bench.emanual import DEFAULT_OUT, REPO_ROOT
 from bench.metrics import mean
 from bench.report import md_table, script_parser
-from chop.answering import split_sentences
+from chop.answers.answering import split_sentences
 
 MAX_RUN = 12  # sentences in the oracle's run, at most
 CUTS = (1, 2, 3, 4, 6, 8)

@@ -63,9 +63,9 @@ from bench.metrics import (
     yes_no_of,
 )
 from bench.report import cell, log, md_table, publish
-from chop.answering import UNSAID
+from chop.answers.answering import UNSAID
 from chop.config import Context
-from chop.llm import chat_messages, structured_call
+from chop.models.llm import chat_messages, structured_call
 from chop.state import AnswerOutput, Source
 from chop.store import store_for
 

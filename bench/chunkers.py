@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from chop.chunking import TextSpan, sentence_spans, token_windows
-from chop.embedders import Tokenizer
+from chop.models.embedders import Tokenizer
+from chop.reading.chunking import TextSpan, sentence_spans, token_windows
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 

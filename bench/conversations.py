@@ -8,7 +8,7 @@ One command (results in bench/results/conversations/results.{json,md}):
 Collection: the 11 Galaxy phone manuals that hold the gold sections of most of the 50 S10 dev
 questions (S10, Note 10, Note 10+, Note 9, Note 8, S9, S9+, S8, S8+, A50, A20: twins S9/S9+
 and S8/S8+ are word for word identical), ingested by chop's ingest graph with the default
-Context (each manual's JSON through chop.loaders, as ``chop ingest`` reads it).
+Context (each manual's JSON through chop.reading.loaders, as ``chop ingest`` reads it).
 
 Threads (seeded, written to threads.jsonl): each is six turns over three devices A, B, C and
 five distinct S10 dev questions whose gold section exists in the device asked about:
@@ -31,7 +31,7 @@ retrieve node (the sources are final there).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
 Default Context throughout (answers extractive, Context.answer = "quote"), with one exception
 (``--verdicts stub``, the default): the yes/no verdict a yes/no question asks the LLM for comes
-from chop.stub_llm (zero latency). It changes no source, which is all that is measured; the
+from chop.harness.stub_llm (zero latency). It changes no source, which is all that is measured; the
 local model took minutes per verdict on the contended 2-core machine (``--verdicts local``
 runs it).
 """
@@ -70,9 +70,9 @@ from bench.metrics import mean
 from bench.report import dumps_plain, log, md_table, script_parser, write_report
 from chop.api import conversations
 from chop.config import Context
-from chop.models import get_embedder
+from chop.harness.stub_llm import serve_stub
+from chop.models.construction import get_embedder
 from chop.store import store_for
-from chop.stub_llm import serve_stub
 from graphs.answer import build_answer_graph
 
 SUBSET = "conversations"

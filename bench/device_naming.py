@@ -17,8 +17,8 @@ Gold: the device's document. Doc@1 = the top chunk comes from it.
 
 Indexing the 34 manuals with chop's LLM is too slow here, so the index is `naive_title` rows
 (token windows embedded as "<loader title> | chunk", no LLM), each manual loaded by
-chop.loaders.load_file as `chop ingest` would. Two retrievals over the same rows: chop's
-answer-time retrieval (chop.retrieval.retrieve_for_question, default Context: resolves the
+chop.reading.loaders.load_file as `chop ingest` would. Two retrievals over the same rows: chop's
+answer-time retrieval (chop.retrieval.retrieve.retrieve_for_question, default Context: resolves the
 document the question names by the stored titles) and plain vector search.
 """
 
@@ -59,9 +59,9 @@ from bench.emanual_data import (
 from bench.metrics import mean
 from bench.report import log, md_table, run_cli, script_parser, write_files
 from chop.config import Context
-from chop.embedders import embed_queries
-from chop.models import ModelUnavailable, get_embedder
-from chop.retrieval import retrieve_for_question
+from chop.models.construction import ModelUnavailable, get_embedder
+from chop.models.embedders import embed_queries
+from chop.retrieval.retrieve import retrieve_for_question
 from chop.store import store_for
 
 SUBSET = "naming"

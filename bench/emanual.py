@@ -16,15 +16,15 @@ Subsets (data: E-Manual QA, see its README):
 The FinanceBench subset is bench.finance; the natural device naming set is bench.device_naming.
 
 Documents (--structure, default both): ``headings`` = each manual's JSON through
-``chop.loaders.load_file`` (title from the file name, headings as span metadata), exactly what
-``chop ingest`` stores; ``none`` = the same text saved as a .txt and loaded as such (no
-headings). Methods, side by side: ``naive`` (token windows, no prefix), ``naive_title``
+``chop.reading.loaders.load_file`` (title from the file name, headings as span metadata),
+exactly what ``chop ingest`` stores; ``none`` = the same text saved as a .txt and loaded as
+such (no headings). Methods, side by side: ``naive`` (token windows, no prefix), ``naive_title``
 (``title | chunk``), ``title_heading`` (``title | heading path | chunk``, the heading from the
 loader's span; no LLM), ``chop`` (the real ingest graph, default Context), ``cosine`` (the
 paper's semantic chunking, on request). Questions name the device as "[<device>] <question>".
 Each method indexes into its own collection (dropped and rebuilt each run). Retrieval: ``chop``
-through its answer-time retrieval (chop.retrieval.retrieve_for_question, default Context: the
-document a question names is resolved and boosted); the baselines through plain vector search
+through its answer-time retrieval (chop.retrieval.retrieve.retrieve_for_question, default Context:
+the document a question names is resolved and boosted); the baselines through plain vector search
 (Store.search, no boosts or filters). A retrieved chunk is relevant iff it comes from the gold
 device's document and its character span overlaps a gold section (sections' spans on the loaded
 text, from the loader's {"section": key} spans).
@@ -68,12 +68,12 @@ from bench.metrics import (
     token_f1,
 )
 from bench.report import add_data_argument, log, run_cli, script_parser
-from chop.chunking import TextSpan, chunks_at
 from chop.config import GATE_BAND, Context
-from chop.documents import SourceDocument, content_hash, span_meta_at
-from chop.embedders import Embedder, embed_queries
-from chop.models import ModelUnavailable, chat_model_identity, get_embedder
-from chop.retrieval import retrieve_for_question
+from chop.models.construction import ModelUnavailable, chat_model_identity, get_embedder
+from chop.models.embedders import Embedder, embed_queries
+from chop.reading.chunking import TextSpan, chunks_at
+from chop.reading.documents import SourceDocument, content_hash, span_meta_at
+from chop.retrieval.retrieve import retrieve_for_question
 from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
 
 __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
@@ -84,7 +84,9 @@ DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 METHODS = ("naive", "naive_title", "title_heading", "chop", "cosine")
 DEFAULT_METHODS = ("naive", "naive_title", "title_heading", "chop")
 PLAIN_RETRIEVAL = "plain vector search (Store.search), no boosts or filters"
-CHOP_RETRIEVAL = "chop.retrieval.retrieve_for_question, default Context (document resolution)"
+CHOP_RETRIEVAL = (
+    "chop.retrieval.retrieve.retrieve_for_question, default Context (document resolution)"
+)
 KS = (1, 3, 5, 10)
 TOP_K = max(KS)
 SEARCH_K = 3 * TOP_K  # the store's top 10 plus the rest of any tie group cut at rank 10
@@ -336,8 +338,8 @@ def search_questions(
 ) -> tuple[list[list[Hit]], list[list[str]], float]:
     """Top ``k`` chunks per question, the documents chop resolved each question to (empty
     for plain search), and the seconds spent. ``chop`` goes through
-    chop.retrieval.retrieve_for_question with the default Context (the document the question
-    names is matched and boosted); the baselines through plain vector search."""
+    chop.retrieval.retrieve.retrieve_for_question with the default Context (the document the
+    question names is matched and boosted); the baselines through plain vector search."""
     started = time.perf_counter()
     vectors = embed_queries(get_embedder(ctx), list(texts))
     hits: list[list[Hit]] = []

@@ -38,10 +38,10 @@ from typing import Any
 from bench.emanual import DEFAULT_OUT
 from bench.report import log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
-from chop.embedders import Embedder
-from chop.models import ModelUnavailable, get_embedder
+from chop.models.construction import ModelUnavailable, get_embedder
+from chop.models.embedders import Embedder
+from chop.models.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
 from chop.store import store_for
-from chop.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
 
 EMBEDDERS = {
     "minilm": MINILM,

@@ -59,10 +59,10 @@ from bench.answers import (
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
 from bench.report import cell, log, md_table
-from chop.answering import YesNoReply
+from chop.answers.answering import YesNoReply
 from chop.config import Context
-from chop.llm import structured_call
-from chop.models import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
+from chop.models.construction import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
+from chop.models.llm import structured_call
 
 BASELINE = "qwen2.5-coder-1.5b (shipped)"
 

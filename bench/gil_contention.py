@@ -1,4 +1,4 @@
-"""Why chop hands the GIL back every 0.5 ms while MiniLM computes (chop.embedders.
+"""Why chop hands the GIL back every 0.5 ms while MiniLM computes (chop.models.embedders.
 gil_handed_back_often): the local embedder's chunks/s alone and beside busy Python threads,
 at Python's default switch interval (5 ms) and at chop's.
 
@@ -22,13 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import chop.embedders
+import chop.models.embedders
 from bench.emanual import DEFAULT_OUT
 from bench.report import md_table, publish, script_parser
 from chop.config import Context
-from chop.models import get_embedder
+from chop.models.construction import get_embedder
 
-INTERVALS = (0.005, chop.embedders.EMBEDDING_SWITCH_INTERVAL_S)
+INTERVALS = (0.005, chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S)
 BUSY_THREADS = (0, 1, 3)
 
 
@@ -39,7 +39,7 @@ def busy(stop: threading.Event) -> None:
 
 def chunks_per_s(texts: list[str], threads: int, interval: float) -> float:
     embedder = get_embedder(Context())
-    chop.embedders.EMBEDDING_SWITCH_INTERVAL_S = interval
+    chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = interval
     stop = threading.Event()
     workers = [threading.Thread(target=busy, args=(stop,)) for _ in range(threads)]
     for worker in workers:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     line = "Net cash provided by operating activities was 1,234 million and capital expenditures "
     texts = [f"{line * 6} ({i})" for i in range(args.chunks)]
     get_embedder(Context()).embed(texts[:32])  # warm up
-    chosen = chop.embedders.EMBEDDING_SWITCH_INTERVAL_S
+    chosen = chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S
     rates: dict[str, list[float]] = {}
     try:
         for _ in range(args.rounds):
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     key = f"{threads} {interval}"
                     rates.setdefault(key, []).append(chunks_per_s(texts, threads, interval))
     finally:
-        chop.embedders.EMBEDDING_SWITCH_INTERVAL_S = chosen
+        chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = chosen
     rows = [
         {
             "busy_threads": int(key.split()[0]),

@@ -8,7 +8,7 @@ answer is asked for) into a fresh collection, with the models and the database s
 beforehand. The report's stage_profile (chop.stage_profile) is then set beside three
 ceilings, each measured afterwards in the same process on the same material:
 
-- parse: chop's PDFium reader (chop.loaders.pdf_pdfium.read_pdfium) on each PDF of the
+- parse: chop's PDFium reader (chop.reading.loaders.pdf_pdfium.read_pdfium) on each PDF of the
   inputs, one file after another in this process: pages/s;
 - embed: up to 2,000 of the stored chunks' embedded texts (prefix line + text) in one plain
   sentence-transformers ``encode`` call (batch 32, normalised, the local MiniLM weights, in
@@ -39,10 +39,10 @@ from psycopg import sql
 from bench.report import log, md_table, publish
 from chop.api import ingest
 from chop.config import Context
-from chop.embedders import minilm_in_bfloat16
-from chop.loaders.files import files_to_load
-from chop.loaders.pdf_pdfium import read_pdfium
-from chop.models import get_chat_model, get_embedder, local_embedding_dir
+from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
+from chop.models.embedders import minilm_in_bfloat16
+from chop.reading.loaders.files import files_to_load
+from chop.reading.loaders.pdf_pdfium import read_pdfium
 from chop.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
 from chop.store import Store, store_for
 from chop.store.schema import _tables

@@ -4,8 +4,8 @@ or, with --profile, a real ingest's stage profile beside raw ceilings (bench/ing
     python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
     python -m bench.ingest_throughput --profile PATH [PATH ...]
 
-The chat model is chop.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms per
-call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
+The chat model is chop.harness.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms
+per call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
 Embeddings are the real local embedder on this machine's CPU, so they are a fixed cost that
 concurrency does not shrink.
 
@@ -45,15 +45,15 @@ from typing import IO, Any
 from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
 from bench.report import log, script_parser, write_report
 from chop.api import ingest
-from chop.chunking import token_windows
 from chop.config import Context
-from chop.documents import SourceDocument
-from chop.embedders import Tokenizer
-from chop.loaders import load_paths
-from chop.models import get_embedder
-from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
+from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
+from chop.harness.stub_llm import STUB_NOTICE, StubServer, running_stub
+from chop.models.construction import get_embedder
+from chop.models.embedders import Tokenizer
+from chop.reading.chunking import token_windows
+from chop.reading.documents import SourceDocument
+from chop.reading.loaders import load_paths
 from chop.store import store_for
-from chop.stub_llm import STUB_NOTICE, StubServer, running_stub
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"

@@ -1,4 +1,4 @@
-"""How often the labeller-instruction rule (chop.grounding.is_instruction) fires on real
+"""How often the labeller-instruction rule (chop.text.grounding.is_instruction) fires on real
 documents, read by chop's own loaders: every flagged sentence is a false alarm there.
 
 python -m bench.instruction_scan ../shared/data/emanual-qa [more files or folders]
@@ -11,8 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from chop.grounding import _sentence, is_instruction
-from chop.loaders.files import files_to_load, load_one
+from chop.reading.loaders.files import files_to_load, load_one
+from chop.text.grounding import _sentence, is_instruction
 
 
 def scan(paths: list[str]) -> dict[str, object]:

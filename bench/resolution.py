@@ -2,11 +2,11 @@
 
     python -m bench.resolution            # results in bench/results/resolution/results.{json,md}
 
-Each filing's identity card is built exactly as ingest builds it (chop.loaders.load_file, then
-chop.profile.document_profile with no LLM reply: file name, PDF title, first pages), read
-back as retrieval reads stored cards (chop.retrieval's card_from_stored + read_cards), and
-every question is resolved with chop.question.resolve. Per subset: the share of questions
-resolved to the right company (every document meant is the evidence's company), to the
+Each filing's identity card is built exactly as ingest builds it (chop.reading.loaders.load_file,
+then chop.labelling.profile.document_profile with no LLM reply: file name, PDF title, first pages),
+read back as retrieval reads stored cards (chop.retrieval.retrieve's card_from_stored + read_cards),
+and every question is resolved with chop.questions.question.resolve. Per subset: the share of
+questions resolved to the right company (every document meant is the evidence's company), to the
 right document (an evidence document is among those meant: company and period right) and
 with the evidence in view (meant or secondary). Seconds, not the 40 minutes of an ingest: the
 loaded openings are cached under CHOP_DATA_DIR (``--fresh`` reloads).
@@ -23,15 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import chop.loaders
+import chop.reading.loaders
 from bench.emanual import DEFAULT_OUT, REPO_ROOT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
 from bench.report import log, md_table, run_cli, write_report
-from chop.cards import DocumentCard, card_from_stored, read_cards
 from chop.config import Context
-from chop.loaders import LoadError, load_file
-from chop.profile import COVER_CHARS, document_profile
-from chop.question import Resolution, resolve
+from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop.labelling.profile import COVER_CHARS, document_profile
+from chop.questions.question import Resolution, resolve
+from chop.reading.loaders import LoadError, load_file
 
 SHARED = REPO_ROOT.parent / "shared" / "data"
 SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wide"}
@@ -40,7 +40,7 @@ SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wi
 def loader_version() -> str:
     """A digest of the loader's source: a cached opening is only as good as the loader that
     read it (titles, text order)."""
-    loaders = Path(chop.loaders.__file__).parent
+    loaders = Path(chop.reading.loaders.__file__).parent
     sources = [*sorted(loaders.glob("*.py")), loaders.parent / "pdf_layout.py"]
     return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:8]
 
@@ -188,7 +188,8 @@ def markdown(results: dict[str, Any]) -> str:
         [
             "# Question resolution — FinanceBench dev and wide",
             "",
-            "Cards as ingest builds them (no LLM), questions resolved by chop.question.resolve.",
+            "Cards as ingest builds them (no LLM), questions resolved by "
+            "chop.questions.question.resolve.",
             "",
             md_table(HEADER, rows),
             "",

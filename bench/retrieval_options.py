@@ -31,8 +31,8 @@ from bench.emanual import DEFAULT_DATA, DEFAULT_OUT, collection_name, map_gold, 
 from bench.emanual_data import GoldMatch, Manual, load_subset, match_gold
 from bench.metrics import hit_at_k, mean, mrr_at_k, ndcg_at_k, token_f1
 from chop.config import Context
-from chop.models import get_embedder
-from chop.retrieval import retrieve_for_question
+from chop.models.construction import get_embedder
+from chop.retrieval.retrieve import retrieve_for_question
 from chop.store import Hit, Store, store_for
 
 K = 10

@@ -29,7 +29,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import StateSnapshot
 
 from chop.config import Context
-from chop.documents import PathNotFound, SourceDocument, missing_paths, source_documents
+from chop.reading.documents import PathNotFound, SourceDocument, missing_paths, source_documents
 from chop.state import add_counts
 
 log = logging.getLogger("chop.api")
@@ -41,7 +41,7 @@ R = TypeVar("R")
 
 def run_config(ctx: Context, thread_id: str | None = None) -> RunnableConfig:
     # LangGraph's own stream waiter takes one worker thread when streaming with subgraphs, so
-    # the pool gets one more; LLM calls in flight are bounded in chop.llm by max_concurrency.
+    # the pool gets one more; LLM calls in flight are bounded in chop.models.llm by max_concurrency.
     config: RunnableConfig = {"max_concurrency": ctx.max_concurrency + 1, "recursion_limit": 50}
     if thread_id:
         config["configurable"] = {"thread_id": thread_id}
@@ -62,12 +62,12 @@ def ingest(
 ) -> dict[str, Any]:
     """Index ``paths`` (files or folders; one path may be given alone) and/or loaded
     ``documents`` (chop's ``SourceDocument`` dicts or LangChain ``Document``s); returns the
-    report. Paths of which none exists raise :class:`chop.documents.PathNotFound` (a
+    report. Paths of which none exists raise :class:`chop.reading.documents.PathNotFound` (a
     ``FileNotFoundError``) before anything starts; a missing one beside others is a problem
     in the report.
 
-    ``meta`` sets identity fields (chop.identity.USER_FIELDS, e.g. ``{"fiscal_year": 2023}``)
-    for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
+    ``meta`` sets identity fields (chop.labelling.identity.USER_FIELDS, e.g. ``{"fiscal_year":
+    2023}``) for every document of this run; a ``<file>.meta.json`` beside a file sets them for one.
 
     ``durable=True`` checkpoints every step in PostgreSQL (langgraph-checkpoint-postgres, in the
     collection's database); running the same ingest again after a crash resumes the unfinished
@@ -86,13 +86,13 @@ def ingest(
         "delete": [delete] if isinstance(delete, str) else list(delete),
     }
     if meta is not None:
-        from chop.identity import input_meta
+        from chop.labelling.identity import input_meta
 
         payload["meta"] = input_meta(meta)  # unknown or mistyped fields fail before any work
     if durable and checkpointer is None:
-        from chop.checkpoints import durable_checkpointer
-        from chop.pgserver import resolve_database_url
         from chop.store import store_for
+        from chop.store.checkpoints import durable_checkpointer
+        from chop.store.pgserver import resolve_database_url
 
         url = resolve_database_url(ctx.database_url, ctx.data_dir)
         # The store first: a database that is unreachable, or lacks pgvector, when the run
@@ -175,8 +175,8 @@ def document_list(documents: Any) -> list[Any]:
 def input_keys(ctx: Context, payload: dict[str, Any]) -> tuple[str, str]:
     """Two short keys of an ingest: what it names (resolved paths, document ids, deletions),
     and what those inputs hold right now (a hash of every file's bytes and document's text)."""
-    from chop.documents import content_hash
-    from chop.loaders import input_file_hashes
+    from chop.reading.documents import content_hash
+    from chop.reading.loaders import input_file_hashes
 
     named = json.dumps(
         [
@@ -215,7 +215,7 @@ def _run_ingest(
     checkpointer: BaseCheckpointSaver | None,
     thread_id: str | None,
 ) -> dict[str, Any]:
-    from chop.llm import reset_outages
+    from chop.models.llm import reset_outages
     from chop.stage_profile import process_cpu, stage_profile
     from graphs.ingest import build_ingest_graph
 
@@ -292,8 +292,9 @@ def ask(
     With ``thread_id`` the question is a turn of that conversation (the chat graph, kept in
     the collection's PostgreSQL): a follow-up that names no device or company is about the
     previous turn's documents, "What about the S9?" asks the previous question about the S9
-    (chop.conversation). The result then also has ``continuity`` (decision, reason, inherited,
-    the standalone question) and ``thread_id``. Without it, a one-off question, as always.
+    (chop.questions.conversation). The result then also has ``continuity`` (decision, reason,
+    inherited, the standalone question) and ``thread_id``. Without it, a one-off question, as
+    always.
     """
     ctx = context or Context()
     if thread_id is not None:
@@ -348,7 +349,7 @@ class Conversations:
         ``continuity``, ``asked`` (the user's words) and ``thread_id``."""
         from langchain_core.messages import HumanMessage
 
-        from chop.query import clean_question
+        from chop.questions.query import clean_question
 
         config = self.config(thread_id)
         question = clean_question(question)
@@ -406,9 +407,9 @@ class Conversations:
 def conversations(context: Context | None = None) -> Iterator[Conversations]:
     """The collection's conversations, on one checkpointer in the collection's PostgreSQL
     (the one durable ingests use), for several turns without reconnecting each time."""
-    from chop.checkpoints import durable_checkpointer
-    from chop.pgserver import resolve_database_url
     from chop.store import outage_for
+    from chop.store.checkpoints import durable_checkpointer
+    from chop.store.pgserver import resolve_database_url
 
     ctx = context or Context()
     url = resolve_database_url(ctx.database_url, ctx.data_dir)

@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
-from chop.chat_cli import cmd_chat, cmd_threads, say_continuity
 from chop.config import Context, SearchMode
-from chop.identity import USER_FIELDS, user_card
-from chop.progress import ProgressReporter, ingest_progress, shown
+from chop.terminal.chat import cmd_chat, cmd_threads, say_continuity
+from chop.terminal.progress import ProgressReporter, ingest_progress, shown
+from chop.types import USER_FIELDS, user_card
 from chop.web.serve import add_serve_command
 
 console = Console(stderr=True, soft_wrap=True)  # one message, one line, even when piped
@@ -84,11 +84,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from chop.api import ingest
 
     ctx = _context(args)
-    if args.server:  # batch runs on a LangGraph server (chop/coordinator.py)
-        from chop.coordinator import cli_ingest
+    if args.server:  # batch runs on a LangGraph server (chop/terminal/coordinator.py)
+        from chop.terminal.coordinator import cli_ingest
 
         return cli_ingest(args, ctx.collection)
-    from chop.documents import missing_paths
+    from chop.reading.documents import missing_paths
 
     missing = missing_paths(args.paths)
     if missing == args.paths:  # nothing to do: say so before starting the database
@@ -154,7 +154,7 @@ def print_profile(profile: Any) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from chop.api import ask
-    from chop.query import clean_question
+    from chop.questions.query import clean_question
 
     args.question = clean_question(args.question)
     if not (args.question or "").strip():
@@ -210,8 +210,8 @@ def collection_has_documents(ctx: Context) -> bool:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chop.query import clean_question
-    from chop.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
+    from chop.harness.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
+    from chop.questions.query import clean_question
 
     ctx = _context(args)
     folder = Path(ctx.data_dir) / "sample-corpus"
@@ -257,7 +257,7 @@ def card_summary(card: Mapping[str, Any]) -> str:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from chop.profile import stored_profile
+    from chop.labelling.profile import stored_profile
     from chop.store import store_for
 
     ctx = _context(args)
@@ -325,7 +325,7 @@ def cmd_settings(args: argparse.Namespace) -> int:
     from dataclasses import fields
 
     from chop.config import PROCESS_SETTINGS, env_setting
-    from chop.settings_docs import settings_markdown, with_settings_table
+    from chop.terminal.settings_docs import settings_markdown, with_settings_table
 
     if args.write:
         for name in args.write:

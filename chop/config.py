@@ -213,7 +213,7 @@ class Context:
         "yes/no question's verdict (about a second on a CPU); 'lead': the LLM also writes a "
         "short answer that opens it, shown only when the section backs it, and answers a "
         "figure question about filings with arithmetic it writes over the table rows found, "
-        "evaluated by chop (chop.figures). Worth it with a strong endpoint; the local 1.5B "
+        "evaluated by chop (chop.answers.figures). Worth it with a strong endpoint; the local 1.5B "
         "repeated the quote and wrote no valid arithmetic for 5 FinanceBench questions.",
     )
     query_cnm: QueryCnmMode = _setting(

@@ -6,8 +6,8 @@ in the graph state (``stage_spans``, reduced by :func:`add_spans`) like the othe
 chop.api turns them into the report's ``stage_profile`` (:func:`stage_profile`).
 
 What each stage's span covers:
-- parse: chop.loaders reading the input files (nodes/load.py), PDF workers included;
-- llm: one span per LLM request sent (chop.llm.structured_call; the document profile's and
+- parse: chop.reading.loaders reading the input files (nodes/load.py), PDF workers included;
+- llm: one span per LLM request sent (chop.models.llm.structured_call; the document profile's and
   the chunk decisions'), from holding a slot (or llama.cpp's lock) to the reply: answers
   from the cache make none;
 - split, embed, persist: the whole node of each document (graphs/ingest.py wraps them with

@@ -11,12 +11,13 @@ The life of a chunk, one name per stage:
 |          |                         | prefix, the text to embed                                |
 | row      | ``chop.store.ChunkRow`` | nodes/persist.py, with nodes/embed.py's vector (found    |
 |          |                         | again by ``embedding_key``): a chunks-table row          |
-| hit      | ``chop.store.Hit``      | chop.store.Store.search, through chop.retrieval          |
+| hit      | ``chop.store.Hit``      | chop.store.Store.search, through                         |
+|          |                         | chop.retrieval.retrieve                                  |
 | source   | ``Source``              | nodes/retrieve.py: a numbered hit the answer may cite    |
 
-A document travels as ``chop.documents.SourceDocument`` (load), ``DocumentTask`` (with its
+A document travels as ``chop.reading.documents.SourceDocument`` (load), ``DocumentTask`` (with its
 ``fingerprint``) and ``DocumentState``; it is stored as ``chop.store.DocumentRecord``, its
-profile (``chop.profile.DocumentProfile``) in the record's metadata.
+profile (``chop.labelling.profile.DocumentProfile``) in the record's metadata.
 
 The TypedDicts come from typing_extensions: on Python < 3.12 the LangGraph server can only turn
 those into the JSON schemas it serves (assistants' input/output forms in Studio and the SDK).
@@ -31,10 +32,10 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from chop.conversation import Turn
-from chop.documents import InvalidInput, Problem, SourceDocument
-from chop.profile import DocumentProfile
-from chop.question import ResolutionState
+from chop.labelling.profile import DocumentProfile
+from chop.questions.conversation import Turn
+from chop.questions.question import ResolutionState
+from chop.reading.documents import InvalidInput, Problem, SourceDocument
 from chop.stage_profile import Span, add_spans
 from chop.types import CNM, Chunk
 
@@ -84,7 +85,9 @@ class IngestInput(TypedDict, total=False):
     paths: list[str]
     documents: list[SourceDocument]
     delete: list[str]  # doc_ids to remove from the collection
-    meta: dict[str, Any]  # identity fields set for every document of this run (chop.identity)
+    meta: dict[
+        str, Any
+    ]  # identity fields set for every document of this run (chop.labelling.identity)
 
 
 class DocumentTask(TypedDict):
@@ -222,7 +225,7 @@ class AnswerState(TypedDict, total=False):
     question_unknown: str | None  # what the question names that no source is about
     question_documents: list[str]
     # which documents the question means, primary vs secondary, and what it names that no
-    # document covers (chop.question.Resolution)
+    # document covers (chop.questions.question.Resolution)
     question_resolution: ResolutionState
     retrieval_note: str
     sources: list[Source]
@@ -269,8 +272,8 @@ class ChatState(AnswerState, total=False):
     channels for the turn being answered (reset by resolve_turn at each turn)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    turn: Turn  # the typed resolution of the last turn (chop.conversation)
-    continuity: dict[str, Any]  # this turn's decision (chop.conversation.Continuity)
+    turn: Turn  # the typed resolution of the last turn (chop.questions.conversation)
+    continuity: dict[str, Any]  # this turn's decision (chop.questions.conversation.Continuity)
 
 
 class ChatOutput(TypedDict, total=False):

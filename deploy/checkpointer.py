@@ -29,11 +29,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from chop.checkpoints import CHECKPOINTER_SETUP_LOCK
 from chop.config import Context, env_setting
-from chop.pgserver import resolve_database_url
 from chop.store import release_embedded_server
+from chop.store.checkpoints import CHECKPOINTER_SETUP_LOCK
 from chop.store.locks import async_session_lock
+from chop.store.pgserver import resolve_database_url
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}

@@ -1,5 +1,5 @@
 """The conversation graph: each user message is a turn, answered like a one-off question once
-its continuity with the thread's last turn is decided (chop.conversation).
+its continuity with the thread's last turn is decided (chop.questions.conversation).
 
 resolve_turn ─┬─ continue ─────────────► inherit_turn ─┐
               ├─ first / switch ───────► switch_turn ──┼─► retrieve ─► generate ─► reply
@@ -8,7 +8,7 @@ resolve_turn ─┬─ continue ─────────────► inher
 State: ``messages`` (``add_messages``; the last is the answer, an AIMessage whose
 ``additional_kwargs["chop"]`` holds citations, sources, declined and continuity) and ``turn``
 (the typed resolution of the last turn), checkpointed per thread: chop.api uses chop's
-PostgreSQL checkpointer (chop.checkpoints), ``langgraph dev`` and the server their own.
+PostgreSQL checkpointer (chop.store.checkpoints), ``langgraph dev`` and the server their own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from chop.config import Context
-from chop.conversation import Decision
+from chop.questions.conversation import Decision
 from chop.state import ChatInput, ChatOutput, ChatState
 from graphs.checked import checked
 from nodes.generate import generate

@@ -31,7 +31,7 @@ from chop.config import (
     refuse_deployment_settings,
     refuse_unknown_settings,
 )
-from chop.documents import InvalidInput
+from chop.reading.documents import InvalidInput
 
 
 class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):

@@ -12,7 +12,7 @@ embedding one document overlaps the LLM calls of the others, and a crash keeps e
 document. Inside a document, continuity judgments of different pairs and extractions of
 different segment heads do not depend on each other either, so each chunk's decision is its own
 Send; prefix then walks the document in order and resolves inheritance. LLM calls in flight
-are bounded by ``Context.max_concurrency`` (chop.llm), graph tasks by the run's
+are bounded by ``Context.max_concurrency`` (chop.models.llm), graph tasks by the run's
 ``max_concurrency``.
 
 Every stage records when it ran and the CPU it used (``stage_spans``, chop.stage_profile):
@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy, Send
 
 from chop.config import Context
-from chop.profile import NO_PROFILE
+from chop.labelling.profile import NO_PROFILE
 from chop.stage_profile import timed_node
 from chop.state import (
     Chunk,

@@ -19,8 +19,8 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from chop.config import Context
-from chop.embedders import Embedder
-from chop.models import get_embedder
+from chop.models.construction import get_embedder
+from chop.models.embedders import Embedder
 from chop.state import DocumentState, PreparedChunk
 from chop.store import embedding_key, store_for
 

@@ -8,8 +8,8 @@ JSON (the paper's path, and always in continuity_mode="llm").
 (With Context.joint_extraction the judgment already returned one: it is checked the same way,
 and no second call is made.)
 
-The rules are chop.cnm's (heading_cnm, checked_cnm): the document profile is given as context
-and fills what the chunk does not say. A model name
+The rules are chop.labelling.cnm's (heading_cnm, checked_cnm): the document profile is given as
+context and fills what the chunk does not say. A model name
 is kept only if it is written in the chunk or the document title and is not a vaguer form of
 the document's model; otherwise the document's model is used, so neither a hallucination nor
 an instruction hidden in the text can relabel the chunk as another product. On failure the
@@ -24,10 +24,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import CNM, CNMReply
 from chop.config import Context
-from chop.llm import structured_call
-from chop.profile import checked_cnm, heading_cnm, opening_cnm
+from chop.labelling.cnm import CNM, CNMReply
+from chop.labelling.profile import checked_cnm, heading_cnm, opening_cnm
+from chop.models.llm import structured_call
 from chop.state import ChunkDecision, chunk_label
 from chop.store import store_for
 

@@ -4,7 +4,7 @@ Two cases are decided before any LLM call, because a small model cannot be trust
 no sources at all, and a question about a model, company or period that no stored document
 covers (answering from a twin product's manual or another year's filing is the failure CHOP
 exists to prevent). Otherwise the answer quotes the section that answers best and the model
-adds what it can back from it: a yes/no verdict, a short direct answer (chop.answering).
+adds what it can back from it: a yes/no verdict, a short direct answer (chop.answers.answering).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.answering import (
+from chop.answers.answering import (
     AnswerReply,
     Passage,
     SectionReader,
@@ -31,9 +31,7 @@ from chop.answering import (
     is_yes_no_question,
     shown,
 )
-from chop.config import Context
-from chop.embedders import embed_queries
-from chop.figures import (
+from chop.answers.figures import (
     FigureReply,
     Row,
     answering_rows,
@@ -45,12 +43,14 @@ from chop.figures import (
     stated,
     table_rows,
 )
-from chop.formulas import compute, statements_needed
-from chop.formulas import verdict as figure_verdict
-from chop.llm import structured_call
-from chop.models import get_embedder
+from chop.answers.formulas import compute, statements_needed
+from chop.answers.formulas import verdict as figure_verdict
+from chop.config import Context
+from chop.models.construction import get_embedder
+from chop.models.embedders import embed_queries
+from chop.models.llm import structured_call
+from chop.questions.statements import STATEMENTS
 from chop.state import AnswerState, Source
-from chop.statements import STATEMENTS
 from chop.store import SearchFilter, Store, store_for
 from nodes.retrieve import to_source
 
@@ -110,7 +110,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     topic = resolution.get("topic") or question
     computed_note = ""
     if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
-        # a metric over the statements' rows, computed by code (chop.formulas)
+        # a metric over the statements' rows, computed by code (chop.answers.formulas)
         extra = statement_sources(ctx, store, question, resolution, len(sources))
         rows = rows_of(extra, read_section) + rows_of(sources, read_section)
         computed = compute(question, rows)
@@ -124,7 +124,7 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
                 "answerable": True,
                 "citations": computed.citations,
                 "sources": [*sources, *extra] if extra else sources,
-                "answer_note": "computed by chop from the statements' rows (chop.formulas)",
+                "answer_note": "computed by chop from the statements' rows (chop.answers.formulas)",
                 "stats": {"answer_figures": 1.0},
             }
         if computed is not None:
@@ -271,7 +271,7 @@ def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
 
 
 def answer_from_rows(ctx: Context, store: Store, question: str, rows: list[Row]) -> dict[str, Any]:
-    """A figure question answered by arithmetic over table rows (chop.figures): the model
+    """A figure question answered by arithmetic over table rows (chop.answers.figures): the model
     writes the expression, code evaluates it. Without a usable expression the result has only
     an ``answer_note`` saying why, and the caller quotes the passage instead."""
     shown_rows = "\n".join(row.shown(number) for number, row in enumerate(rows, start=1))

@@ -23,10 +23,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.chunking import settled_by_structure
-from chop.cnm import CNM, ContinuityReply, JudgedCNMReply
 from chop.config import Context
-from chop.llm import structured_call
+from chop.labelling.cnm import CNM, ContinuityReply, JudgedCNMReply
+from chop.models.llm import structured_call
+from chop.reading.chunking import settled_by_structure
 from chop.state import Chunk, ChunkDecision
 from chop.store import store_for
 

@@ -11,18 +11,18 @@ from langgraph.types import Overwrite
 
 import prompts
 from chop.config import Context
-from chop.documents import (
+from chop.labelling.identity import input_meta
+from chop.labelling.profile import instructions_note, stored_profile
+from chop.models.construction import chat_model_identity, get_embedder
+from chop.models.embedders import embedder_prefixes
+from chop.reading.documents import (
     Problem,
     SourceDocument,
     input_doc_ids,
     input_paths,
     source_documents,
 )
-from chop.embedders import embedder_prefixes
-from chop.identity import input_meta
-from chop.loaders import load_paths
-from chop.models import chat_model_identity, get_embedder
-from chop.profile import instructions_note, stored_profile
+from chop.reading.loaders import load_paths
 from chop.stage_profile import Span, timed
 from chop.state import DocumentTask, IngestState
 from chop.store import store_for

@@ -12,8 +12,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from chop.config import Context
-from chop.models import get_embedder
-from chop.profile import STORED_KEY
+from chop.labelling.profile import STORED_KEY
+from chop.models.construction import get_embedder
 from chop.state import DocumentState
 from chop.store import ChunkRow, DocumentRecord, store_for
 from nodes.embed import vector_key

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.cnm import CNM, embedded_text, prefix_line, section_title
-from chop.profile import profile_cnm
+from chop.labelling.cnm import CNM, embedded_text, prefix_line, section_title
+from chop.labelling.profile import profile_cnm
 from chop.state import DocumentState, PreparedChunk
 
 

@@ -1,9 +1,10 @@
 """profile_document: find once what holds for a whole document and tells it apart.
 
 One LLM call reads the document's title and opening for its category and, where nothing else
-names it, its model; chop.profile decides the profile from that reply and the rules (user-set
-fields, the title, the identity card read from the file name and the first pages). A filing
-whose card the rules complete is profiled without the call (chop.profile.needs_llm_profile).
+names it, its model; chop.labelling.profile decides the profile from that reply and the rules
+(user-set fields, the title, the identity card read from the file name and the first pages). A
+filing whose card the rules complete is profiled without the call
+(chop.labelling.profile.needs_llm_profile).
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 import prompts
-from chop.cnm import DocumentProfileReply
 from chop.config import Context
-from chop.documents import Problem, SourceDocument
-from chop.llm import structured_call
-from chop.profile import document_profile, instructions_note, llm_opening, needs_llm_profile
+from chop.labelling.cnm import DocumentProfileReply
+from chop.labelling.profile import (
+    document_profile,
+    instructions_note,
+    llm_opening,
+    needs_llm_profile,
+)
+from chop.models.llm import structured_call
+from chop.reading.documents import Problem, SourceDocument
 from chop.state import DocumentState
 from chop.store import store_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.conversation import Continuity, reask, turn_of
+from chop.questions.conversation import Continuity, reask, turn_of
 from chop.state import ChatState
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from chop.conversation import Turn
+from chop.questions.conversation import Turn
 from chop.state import ChatState
 
 

@@ -1,6 +1,6 @@
 """resolve_turn: read the user's new message and decide its continuity with the last turn.
 
-The decision (chop.conversation.decide) is made by rules from what the question names and
+The decision (chop.questions.conversation.decide) is made by rules from what the question names and
 what the thread's last turn was about; the conditional edge after this node follows it. The
 answer graph's channels are reset here, so nothing of the previous turn's answer (a note, an
 error) is mistaken for this turn's.
@@ -15,10 +15,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from chop.config import Context
-from chop.conversation import decide
-from chop.documents import InvalidInput
-from chop.query import clean_question
-from chop.retrieval import identity_cards
+from chop.questions.conversation import decide
+from chop.questions.query import clean_question
+from chop.reading.documents import InvalidInput
+from chop.retrieval.retrieve import identity_cards
 from chop.state import ChatState
 from chop.store import store_for
 

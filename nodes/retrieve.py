@@ -1,6 +1,6 @@
 """retrieve: embed the question and fetch the top-k chunks from pgvector.
 
-How the question's model and the search mode shape the query is in chop.retrieval. Only the
+How the question's model and the search mode shape the query is in chop.retrieval.retrieve. Only the
 chunks of the documents the question resolved to are kept as sources: a twin product's chunk
 is never given to the answer nor shown beside it.
 """
@@ -13,10 +13,10 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from chop.config import Context
-from chop.models import get_embedder
-from chop.query import clean_question
-from chop.question import resolution_state
-from chop.retrieval import retrieve_for_question
+from chop.models.construction import get_embedder
+from chop.questions.query import clean_question
+from chop.questions.question import resolution_state
+from chop.retrieval.retrieve import retrieve_for_question
 from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
 

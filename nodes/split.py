@@ -5,7 +5,7 @@ elsewhere, and in the paper's llm mode, they are token windows.
 
 The similarity of each chunk to the one before it is the cheapest continuity signal; the gate
 in judge_continuity reads it, so it is computed once here for the whole document, relative to
-the document's background similarity (see chop.chunking.relative_adjacent_similarity).
+the document's background similarity (see chop.reading.chunking.relative_adjacent_similarity).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.chunking import (
+from chop.config import Context
+from chop.models.construction import get_embedder
+from chop.reading.chunking import (
     TextSpan,
     chunks_at,
     chunks_to_compare,
@@ -24,8 +26,6 @@ from chop.chunking import (
     settled_by_structure,
     token_windows,
 )
-from chop.config import Context
-from chop.models import get_embedder
 from chop.state import DocumentState
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.conversation import Continuity, switch, turn_of
+from chop.questions.conversation import Continuity, switch, turn_of
 from chop.state import ChatState
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chop.models import use_models
+from chop.models.construction import use_models
 from tests.fakes import ScriptedChatModel
 
 
@@ -23,4 +23,4 @@ def scripted() -> Iterator[ScriptedChatModel]:
 def every_attempt_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """chop starts no LLM attempt with under 0.5 s of its deadline left; a test with a short
     deadline lifts that floor, so all its attempts (and fallbacks) run, quickly."""
-    monkeypatch.setattr("chop.llm.MIN_ATTEMPT_S", 0.0)
+    monkeypatch.setattr("chop.models.llm.MIN_ATTEMPT_S", 0.0)

@@ -13,7 +13,7 @@ from typing import Any
 
 from chop.api import ingest
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from tests.fakes import ScriptedChatModel, slowed
 
 

@@ -51,15 +51,15 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from chop.embedders import minilm_tolerance
-from chop.loaders import name_text
+from chop.harness.stub_llm import StubServer
+from chop.models.embedders import minilm_tolerance
+from chop.reading.loaders import name_text
 from chop.store import (
     Store,
     get_store,
     release_embedded_server,
     resolve_database_url,
 )
-from chop.stub_llm import StubServer
 from nodes.persist import NEEDS_RELABEL
 from tests.database import restart_embedded_server
 from tests.fault_corpus import Hostile, write_corpus
@@ -378,7 +378,7 @@ KNOWN_LINES = (
     re.compile(r"^database unreachable \(.+\); waiting up to \d+ s for it$"),
     re.compile(r"^database back after \d+ s$"),
     re.compile(r"^(loading|profiling documents|labelling chunks, \d+/\d+ documents stored)"),
-    # chop.progress: the bar on its line, the counts under it
+    # chop.terminal.progress: the bar on its line, the counts under it
     re.compile(r"^(loading|profiling|labelling)\b.*(chunks|\d+/\d+|\d:\d\d:\d\d)"),
     re.compile(r"^\s*docs \d+/\d+ stored, LLM calls \d+ \(cached \d+\)$"),
 )

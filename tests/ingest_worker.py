@@ -9,7 +9,7 @@ from pathlib import Path
 
 from chop.api import ingest
 from chop.config import Context
-from chop.models import use_models
+from chop.models.construction import use_models
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 

@@ -7,8 +7,8 @@ import re
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.documents import make_document
-from chop.question import match_question
+from chop.questions.question import match_question
+from chop.reading.documents import make_document
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3

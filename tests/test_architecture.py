@@ -1,7 +1,7 @@
 """The house's floors, read from the code's own imports (with ``ast``, nothing is imported).
 
 chop/ is the floor every other stands on; nodes/ build on it; graphs/ wire nodes; the ways in
-(chop.api, chop.cli and chop.chat_cli, the page's routes chop.web.app and chop serve's
+(chop.api, chop.cli and chop.terminal.chat, the page's routes chop.web.app and chop serve's
 chop.web.serve) stand on top. An import goes down, never up or round in a circle:
 counted are module-level imports, imports inside functions and ``TYPE_CHECKING`` imports alike.
 bench/ and tests/ both use the house and never each other.
@@ -17,7 +17,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HOUSE = ("chop", "graphs", "nodes")
-TOP_FLOOR = {"chop.api", "chop.cli", "chop.chat_cli", "chop.web.app", "chop.web.serve"}
+TOP_FLOOR = {"chop.api", "chop.cli", "chop.terminal", "chop.web.app", "chop.web.serve"}
+# chop's own floors from the bottom, as chop/__init__.py describes them: a module imports from
+# its floor and those below. The ways in (TOP_FLOOR) and chop.harness stand outside them.
+FLOORS_OF_CHOP = (
+    ("chop.config", "chop.types", "chop.stage_profile", "chop.text"),
+    ("chop.store",),
+    ("chop.models",),
+    ("chop.reading",),
+    ("chop.labelling",),
+    ("chop.questions",),
+    ("chop.retrieval", "chop.state"),
+    ("chop.answers",),
+)
+HARNESS = "chop.harness"
 MAX_MODULE_LINES = 500
 
 
@@ -100,8 +113,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
 def floor(module: str) -> int:
-    if module in TOP_FLOOR:
+    if any(within(module, top) for top in TOP_FLOOR):
         return 3
     return {"chop": 0, "nodes": 1, "graphs": 2}[module.split(".")[0]]
 
@@ -127,6 +144,58 @@ def test_imports_go_down_the_floors_chop_nodes_graphs_then_api_and_cli() -> None
         if floor(target) > floor(module)
     ]
     assert upward == []
+
+
+def floor_of_chop(module: str) -> int | None:
+    """Which of chop's floors ``module`` stands on; None for the ways in and the harness."""
+    for level, packages in enumerate(FLOORS_OF_CHOP):
+        if any(within(module, package) for package in packages):
+            return level
+    return None
+
+
+def test_every_module_of_chop_has_a_floor_or_is_a_way_in_or_the_harness() -> None:
+    homeless = [
+        name
+        for name in modules("chop")
+        if name != "chop"
+        and floor_of_chop(name) is None
+        and not within(name, HARNESS)
+        and not any(within(name, top) for top in TOP_FLOOR)
+        and not within(name, "chop.web")
+    ]
+    assert homeless == []
+
+
+def test_chops_packages_import_only_from_their_floor_and_below() -> None:
+    """Models and the database at the bottom, reading and labelling above them, questions above
+    labelling, retrieval above questions, answers on top."""
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in import_graph("chop").items()
+        if (level := floor_of_chop(module)) is not None
+        for target in sorted(targets)
+        if (used := floor_of_chop(target)) is None or used > level
+    ]
+    assert upward == []
+
+
+def test_only_the_ways_in_use_the_harness() -> None:
+    users = [
+        f"{module} imports {target}"
+        for module, targets in import_graph(*HOUSE).items()
+        if not any(within(module, top) for top in TOP_FLOOR) and not within(module, HARNESS)
+        for target in sorted(targets)
+        if within(target, HARNESS)
+    ]
+    assert users == []
+
+
+def test_the_floor_rule_sees_an_upward_import() -> None:
+    assert floor_of_chop("chop.questions.facts") == 5
+    assert floor_of_chop("chop.text.periods") == 0
+    assert floor_of_chop("chop.harness.stub_llm") is None
+    assert floor_of_chop("chop.answers.figures") > floor_of_chop("chop.retrieval.retrieve")  # type: ignore[operator]
 
 
 @pytest.mark.parametrize(("user", "used"), [("bench", "tests"), ("tests", "bench")])

@@ -12,8 +12,8 @@ import pytest
 from chop.api import ask, ingest
 from chop.cli import EXIT_LLM_UNAVAILABLE, main
 from chop.config import Context
-from chop.retriever import ChopRetriever
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.retrieval.retriever import ChopRetriever
 from chop.store import UnknownCollection, store_for
 from graphs.answer import graph as answer_graph
 from graphs.ingest import graph as ingest_graph
@@ -102,7 +102,7 @@ def test_chop_ask_exits_non_zero_with_one_line_when_the_llm_fails(
     write_sample_corpus(tmp_path / "manuals")
     ingest([tmp_path / "manuals"], context=context)
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.pgserver)
+    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
         monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
     else:
         monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
@@ -142,7 +142,7 @@ def test_ingest_of_a_path_that_does_not_exist_raises_a_named_error(
     import asyncio
 
     from chop.api import aingest
-    from chop.documents import PathNotFound
+    from chop.reading.documents import PathNotFound
 
     missing = str(tmp_path / "no-such-folder")
     with pytest.raises(PathNotFound, match=f"^no such file or folder: {missing}$") as raised:

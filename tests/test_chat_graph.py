@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from chop.api import ask, delete_thread, ingest, list_threads, thread_messages
 from chop.config import Context
-from chop.documents import InvalidInput, make_document
+from chop.reading.documents import InvalidInput, make_document
 from graphs.chat import build_chat_graph
 from graphs.chat import graph as chat_graph
 

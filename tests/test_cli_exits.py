@@ -12,7 +12,7 @@ import pytest
 
 from chop.cli import build_parser, main
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import store_for
 from tests.fakes import ScriptedChatModel
 
@@ -21,7 +21,7 @@ from tests.fakes import ScriptedChatModel
 def cli_env(monkeypatch: pytest.MonkeyPatch, context: Context) -> Context:
     """The CLI reads its settings from the environment: point it at the test database."""
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.pgserver)
+    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
         monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
     else:
         monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)

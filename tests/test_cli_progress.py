@@ -12,8 +12,8 @@ from rich.progress import Progress
 
 from chop.api import ingest
 from chop.config import Context
-from chop.progress import ProgressReporter, ingest_progress
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.terminal.progress import ProgressReporter, ingest_progress
 from tests.fakes import ScriptedChatModel
 
 

@@ -14,12 +14,12 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.embedders import ApproximateTokenizer
-from chop.models import use_models
-from chop.pgserver import resolve_database_url
-from chop.retriever import ChopRetriever
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.models.construction import use_models
+from chop.models.embedders import ApproximateTokenizer
+from chop.retrieval.retriever import ChopRetriever
 from chop.store import EmbedderMismatch, Store
+from chop.store.pgserver import resolve_database_url
 from tests.fakes import ScriptedChatModel, sensible_reply
 from tests.test_reliability import Crash, checkpointed_threads, crash_after, small, write_manual
 

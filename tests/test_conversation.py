@@ -1,7 +1,7 @@
 """Dialogue continuity as a specification: which documents a follow-up is about.
 
-The rules read only the new question and the thread's last turn (chop.conversation), against
-identity cards like the ones ingestion stores; no LLM, no database.
+The rules read only the new question and the thread's last turn (chop.questions.conversation),
+against identity cards like the ones ingestion stores; no LLM, no database.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from chop.cards import DocumentCard, card_from_stored, read_cards
-from chop.conversation import Standalone, Turn, decide, inherit, reask, switch, turn_of
-from chop.identity import merge_cards
+from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop.labelling.identity import merge_cards
+from chop.questions.conversation import Standalone, Turn, decide, inherit, reask, switch, turn_of
 
 PHONES = [
     DocumentCard(name, product_model=name, kind="user manual")

@@ -1,5 +1,5 @@
-"""How chop/coordinator.py splits a corpus into batch threads (no server needed): the same files
-always give the same threads, a changed file a new one, and bad arguments one line."""
+"""How chop/terminal/coordinator.py splits a corpus into batch threads (no server needed): the same
+files always give the same threads, a changed file a new one, and bad arguments one line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chop.coordinator import plan_batches
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.terminal.coordinator import plan_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

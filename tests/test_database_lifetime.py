@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-import chop.pgserver
+import chop.store.pgserver
 from chop.cli import main
-from chop.pgserver import resolve_database_url
-from chop.sample_corpus import write_sample_corpus
-from chop.standalone_pg import free_port
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.standalone_pg import free_port
+from chop.store.pgserver import resolve_database_url
 
 ROOT = Path(__file__).resolve().parents[1]
 # A process that takes the embedded server (schema and all, as any command does) and waits.
@@ -110,15 +110,15 @@ def test_an_empty_database_url_means_the_embedded_server_and_says_so_once(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("CHOP_DATABASE_URL", "")
-    monkeypatch.setattr(chop.pgserver, "_said_empty", False)
-    caplog.set_level(logging.WARNING, logger="chop.pgserver")
+    monkeypatch.setattr(chop.store.pgserver, "_said_empty", False)
+    caplog.set_level(logging.WARNING, logger="chop.store.pgserver")
     first = resolve_database_url("", data_dir)
     assert resolve_database_url("", data_dir) == first
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1, lines
     assert lines[0].startswith("CHOP_DATABASE_URL is set but empty: using the embedded PostgreSQL")
     monkeypatch.delenv("CHOP_DATABASE_URL")
-    monkeypatch.setattr(chop.pgserver, "_said_empty", False)
+    monkeypatch.setattr(chop.store.pgserver, "_said_empty", False)
     resolve_database_url("", data_dir)
     assert len(caplog.records) == 1, "unset is the ordinary embedded case: nothing said"
 

@@ -14,7 +14,7 @@ import pytest
 from chop.api import ingest
 from chop.cli import main
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import CONNECTION_WAIT_S, DatabaseUnavailable, Store
 from chop.store.outage import PROBE_S
 from tests.database import ingest_running, start_database, stop_database

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chop.config import Context, setting_names
-from chop.settings_docs import SETTINGS_TABLE_END, SETTINGS_TABLE_START, settings_markdown
+from chop.terminal.settings_docs import SETTINGS_TABLE_END, SETTINGS_TABLE_START, settings_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chop", "deploy", "graphs", "nodes", "prompts")

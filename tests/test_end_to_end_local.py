@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from chop.api import ask, ingest
-from chop.cnm import names_product
 from chop.config import Context
-from chop.sample_corpus import SAMPLE_MODELS, SAMPLE_QUESTIONS, write_sample_corpus
+from chop.harness.sample_corpus import SAMPLE_MODELS, SAMPLE_QUESTIONS, write_sample_corpus
+from chop.labelling.cnm import names_product
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import Field
 
 from chop.config import Context
-from chop.models import use_models
+from chop.models.construction import use_models
 from chop.store import store_for
 from examples.retriever_agent import main
 from tests.fakes import ScriptedChatModel
@@ -33,7 +33,7 @@ def test_the_example_agent_answers_from_chop_passages(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, context: Context
 ) -> None:
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.pgserver)
+    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
         monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
     else:
         monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)

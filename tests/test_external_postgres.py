@@ -1,7 +1,7 @@
 """Issue 41: ingest workers started together on one external PostgreSQL, as users run it.
 
-A separate server (chop.standalone_pg: its own data folder, a TCP port, initdb and pg_ctl), an
-application role that is not a superuser and owns its database, the ``vector`` extension
+A separate server (chop.harness.standalone_pg: its own data folder, a TCP port, initdb and pg_ctl),
+an application role that is not a superuser and owns its database, the ``vector`` extension
 created by the administrator. Four ``chop ingest`` processes start at once on a fresh
 database over disjoint and overlapping batches of one collection, with the stub LLM server
 (its request count is what the model was paid). They must end in bounded time (on the code
@@ -33,12 +33,12 @@ import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from chop.api import ask, one_run_per_thread
-from chop.checkpoints import durable_checkpointer
 from chop.cli import main
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
-from chop.standalone_pg import StandaloneServer
-from chop.stub_llm import StubServer
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.standalone_pg import StandaloneServer
+from chop.harness.stub_llm import StubServer
+from chop.store.checkpoints import durable_checkpointer
 from deploy.checkpointer import setup_checkpoint_tables
 
 pytestmark = pytest.mark.external

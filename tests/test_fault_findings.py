@@ -56,7 +56,7 @@ def test_a_cache_the_database_restart_cut_off_is_one_warning_line(
 ) -> None:
     import psycopg
 
-    from chop.llm import _cache_get, _cache_put
+    from chop.models.llm import _cache_get, _cache_put
 
     cut = psycopg.OperationalError(
         "consuming input failed: server closed the connection unexpectedly\n"
@@ -69,7 +69,7 @@ def test_a_cache_the_database_restart_cut_off_is_one_warning_line(
 
     monkeypatch.setattr(store, "cache_get", fail)
     monkeypatch.setattr(store, "cache_put", fail)
-    with caplog.at_level(logging.WARNING, logger="chop.llm"):
+    with caplog.at_level(logging.WARNING, logger="chop.models.llm"):
         assert _cache_get(store, "key") is None
         _cache_put(store, "key", "model", {"value": 1})
     messages = [record.getMessage() for record in caplog.records]

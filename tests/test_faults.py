@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from chop import llm
 from chop.api import ingest
-from chop.cnm import CNMReply, ContinuityReply, make_cnm
 from chop.config import Context
-from chop.llm import chat_messages, structured_call
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.stub_llm import running_stub
+from chop.labelling.cnm import CNMReply, ContinuityReply, make_cnm
+from chop.models import llm
+from chop.models.llm import chat_messages, structured_call
 from chop.store import Store
-from chop.stub_llm import running_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 

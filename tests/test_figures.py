@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chop.figures import (
+from chop.answers.figures import (
     ExpressionError,
     answering_rows,
     evaluate,

@@ -1,5 +1,5 @@
-"""Metrics computed by code from statement rows (chop.formulas): the metric a question defines
-or a standard one, its inputs with their periods and sources, missing inputs named.
+"""Metrics computed by code from statement rows (chop.answers.formulas): the metric a question
+defines or a standard one, its inputs with their periods and sources, missing inputs named.
 
 Statements are synthetic, in the layouts 10-Ks print (a retailer's year ending in February,
 a manufacturer's calendar year); the numbers are invented so every result can be checked by
@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from chop.figures import Row, table_rows
-from chop.formulas import compute, definitions, read_metric_question, statements_needed, verdict
+from chop.answers.figures import Row, table_rows
+from chop.answers.formulas import (
+    compute,
+    definitions,
+    read_metric_question,
+    statements_needed,
+    verdict,
+)
 
 INCOME = """CONSOLIDATED STATEMENTS OF EARNINGS
 ($ in millions)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from chop.cards import DocumentCard, card_from_stored, read_cards
-from chop.identity import (
+from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop.labelling.identity import (
     cover_ticker,
     entity_aliases,
     identity_from_file_name,
     identity_from_text,
-    is_identifier,
     label,
     merge_cards,
     registrant,
     short_name,
-    user_card,
 )
+from chop.text.names import is_identifier
+from chop.types import user_card
 
 TEN_K_COVER = """UNITED STATES SECURITIES AND EXCHANGE CO MMISSION Washington, D.C. 20549
 FORM 10-K ☒ ANNUAL REPORT PURS UANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT

@@ -12,11 +12,17 @@ import pytest
 
 import prompts
 from chop.api import ingest
-from chop.cnm import CNM, DocumentProfileReply, drop_product_names, prefix_line, section_title
 from chop.config import Context
-from chop.documents import SourceDocument, make_document
-from chop.embedders import minilm_tolerance
-from chop.profile import document_profile, opening_cnm
+from chop.labelling.cnm import (
+    CNM,
+    DocumentProfileReply,
+    drop_product_names,
+    prefix_line,
+    section_title,
+)
+from chop.labelling.profile import document_profile, opening_cnm
+from chop.models.embedders import minilm_tolerance
+from chop.reading.documents import SourceDocument, make_document
 from chop.state import Chunk
 from chop.store import Store
 from graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity

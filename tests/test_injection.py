@@ -10,9 +10,9 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.grounding import instructions, is_instruction
-from chop.profile import stored_profile
+from chop.labelling.profile import stored_profile
 from chop.store import Store
+from chop.text.grounding import instructions, is_instruction
 from tests.fakes import ScriptedChatModel, obedient_reply
 
 PHRASINGS = [

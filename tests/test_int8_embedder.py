@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.embedders import Embedder
-from chop.models import get_embedder
-from chop.weights import MINILM, MINILM_INT8, minilm_int8_path
+from chop.models.construction import get_embedder
+from chop.models.embedders import Embedder
+from chop.models.weights import MINILM, MINILM_INT8, minilm_int8_path
 
 pytestmark = pytest.mark.slow
 

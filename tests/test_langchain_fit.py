@@ -16,11 +16,16 @@ from langchain_core.embeddings import Embeddings
 
 from chop.api import aask, aingest, ask, ingest
 from chop.config import Context
-from chop.documents import InvalidInput, source_documents
-from chop.embedders import Embedder
-from chop.models import use_models
-from chop.retriever import ChopRetriever
-from chop.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual, write_sample_corpus
+from chop.harness.sample_corpus import (
+    SAMPLE_MODELS,
+    manual_filename,
+    render_manual,
+    write_sample_corpus,
+)
+from chop.models.construction import use_models
+from chop.models.embedders import Embedder
+from chop.reading.documents import InvalidInput, source_documents
+from chop.retrieval.retriever import ChopRetriever
 from chop.store import Store
 from graphs.answer import graph as answer_graph
 from graphs.ingest import graph as ingest_graph
@@ -167,7 +172,7 @@ def test_aingest_and_aask_give_what_ingest_and_ask_give(context: Context, tmp_pa
 def test_a_langchain_embeddings_gets_a_stable_name(embedder: Embedder) -> None:
     """The embedder's name is part of each document's fingerprint: it must not change between
     processes, or every re-ingest would relabel everything."""
-    from chop.models import as_embedder
+    from chop.models.construction import as_embedder
 
     first, second = as_embedder(MiniLMEmbeddings(embedder)), as_embedder(MiniLMEmbeddings(embedder))
     assert first.name == second.name == "langchain:MiniLMEmbeddings:minilm-through-langchain"

@@ -29,12 +29,12 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.embedders import Embedder
-from chop.models import ChopEmbeddings, as_embedder, use_models
-from chop.retriever import ChopRetriever
-from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop.models.construction import ChopEmbeddings, as_embedder, use_models
+from chop.models.embedders import Embedder
+from chop.retrieval.retriever import ChopRetriever
+from chop.retrieval.vectorstore import ChopVectorStore
 from chop.store import Store, store_for
-from chop.vectorstore import ChopVectorStore
 from tests.fakes import ScriptedChatModel
 
 TOPIC_QUESTION = "How do I clean the air filter?"  # names no model: every manual may answer

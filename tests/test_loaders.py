@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from chop.documents import SourceDocument
-from chop.loaders import (
+from chop.reading.documents import SourceDocument
+from chop.reading.loaders import (
     SUPPORTED_SUFFIXES,
     LoadError,
     clean_title,
@@ -463,7 +463,8 @@ def test_parse_workers_of_a_killed_ingest_exit_with_it(tmp_path: Path) -> None:
     page.write_text("Filter care. Clean the filter every two weeks.\n" * 50, encoding="utf-8")
     parent = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys; from pathlib import Path; from chop.loaders.workers import load_in_workers;"
+         "import sys; from pathlib import Path; "
+         "from chop.reading.loaders.workers import load_in_workers;"
          f"load_in_workers([Path({str(page)!r})] * 200000, 50, 2)"],
         cwd=Path(__file__).resolve().parents[1],
     )  # fmt: skip

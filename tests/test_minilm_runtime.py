@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.embedders import (
+from chop.models.construction import get_embedder
+from chop.models.embedders import (
     EMBEDDING_SWITCH_INTERVAL_S,
     SentenceTransformerEmbedder,
     bf16_matmuls_native,
 )
-from chop.models import get_embedder
-from chop.weights import MINILM
+from chop.models.weights import MINILM
 
 TEXTS = [
     "Clean the air filter every 4 weeks, or more often in dusty rooms.",

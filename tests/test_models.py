@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chop import models
 from chop.config import Context
-from chop.models import built_once
-from chop.weights import ModelUnavailable
+from chop.models import construction as models
+from chop.models.construction import built_once
+from chop.models.weights import ModelUnavailable
 
 
 def test_models_asked_for_at_the_same_moment_are_built_once() -> None:

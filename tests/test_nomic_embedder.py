@@ -16,10 +16,9 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.embedders import Embedder, embed_queries
-from chop.models import get_embedder
-from chop.store import EmbedderMismatch, Store
-from chop.weights import (
+from chop.models.construction import get_embedder
+from chop.models.embedders import Embedder, embed_queries
+from chop.models.weights import (
     MINILM,
     NOMIC,
     NOMIC_GGUF_SHA256,
@@ -28,6 +27,7 @@ from chop.weights import (
     ModelUnavailable,
     nomic_gguf_path,
 )
+from chop.store import EmbedderMismatch, Store
 from tests.fakes import ScriptedChatModel
 from tests.test_reliability import write_manual
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chop.documents import SourceDocument, span_meta_at
-from chop.loaders import load_file
+from chop.reading.documents import SourceDocument, span_meta_at
+from chop.reading.loaders import load_file
 from tests.pdfs import BODY, BOLD, LARGE, OTHER, make_styled_pdf, with_outline
 
 

@@ -1,7 +1,7 @@
-"""PDF page readers: PDFium (chop.loaders.pdf_pdfium, the default) and pypdf (chop.loaders.
-pdf_pypdf, the fallback) give the same pages, words, titles and heading paths; PDFium's text
-is repaired where it runs lines on or joins a hyphenated word; pypdf takes over where PDFium
-cannot open a file or fails on a page."""
+"""PDF page readers: PDFium (chop.reading.loaders.pdf_pdfium, the default) and pypdf
+(chop.reading.loaders. pdf_pypdf, the fallback) give the same pages, words, titles and heading
+paths; PDFium's text is repaired where it runs lines on or joins a hyphenated word; pypdf takes over
+where PDFium cannot open a file or fails on a page."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from chop.documents import SourceDocument
-from chop.loaders import LoadError, load_file, pdf_pdfium
-from chop.loaders import pdf as pdf_loader
-from chop.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
+from chop.reading.documents import SourceDocument
+from chop.reading.loaders import LoadError, load_file, pdf_pdfium
+from chop.reading.loaders import pdf as pdf_loader
+from chop.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
 from tests.pdfs import (
     BODY,
     BOLD,

@@ -18,9 +18,9 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.grounding import is_instruction
-from chop.profile import stored_profile, weighed_model
+from chop.labelling.profile import stored_profile, weighed_model
 from chop.store import Store
+from chop.text.grounding import is_instruction
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 PLANTED = {

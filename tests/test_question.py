@@ -1,4 +1,4 @@
-"""Question resolution: typed cards in, one Resolution out (chop.question).
+"""Question resolution: typed cards in, one Resolution out (chop.questions.question).
 
 Each rule is specified on invented companies in the style of a dev filing (Best Buy, Amcor,
 MGM Resorts, CVS-like calendar years) and of a wide one (Ulta Beauty's retail year, JPMorgan's
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from chop.cards import DocumentCard, card_from_stored, read_cards
-from chop.identity import merge_cards
-from chop.question import resolve, without_names
-from chop.question_facts import abbreviates, read_question
+from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop.labelling.identity import merge_cards
+from chop.questions.facts import abbreviates, read_question
+from chop.questions.question import resolve, without_names
 
 
 def cards(**stored: dict[str, Any]) -> list[DocumentCard]:
@@ -324,7 +324,7 @@ def test_a_model_is_named_with_its_own_brand_or_without_one(
 def test_a_model_number_of_another_brand_is_another_product() -> None:
     """The collection has the 330C only as a Breeze: a question about the Coolwave 330C does
     not boost the Breeze manual, and says which product no document covers."""
-    from chop.question import match_question
+    from chop.questions.question import match_question
 
     resolution = resolve("How often do I clean the filter of the Coolwave 330C?", TWINS)
     assert resolution.documents == () and resolution.product_model is None

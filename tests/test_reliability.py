@@ -15,13 +15,13 @@ import pytest
 
 from chop.api import ask, ingest
 from chop.cli import main
-from chop.cnm import CNMReply
 from chop.config import Context
-from chop.llm import chat_messages, structured_call
-from chop.pgserver import resolve_database_url
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.stub_llm import running_stub
+from chop.labelling.cnm import CNMReply
+from chop.models.llm import chat_messages, structured_call
 from chop.store import Store, validate_collection
-from chop.stub_llm import running_stub
+from chop.store.pgserver import resolve_database_url
 from nodes.persist import NEEDS_RELABEL
 from tests.database import ingest_through_a_restart
 from tests.fakes import ScriptedChatModel, sensible_reply, slowed
@@ -277,7 +277,7 @@ def test_odd_questions_are_answered_or_refused_with_a_message_never_a_crash(
 ) -> None:
     ctx = small(context, search="hybrid")
     ingest(documents=[], context=ctx)
-    from chop.documents import make_document
+    from chop.reading.documents import make_document
 
     ingest(documents=[make_document("a", "Coolwave 225B", FILTER)], context=ctx)
     for question in ("filter\x00cleaning?", "caf\udcc3 filter?", "filter " * 570):
@@ -330,7 +330,7 @@ def test_a_resumed_run_reports_only_the_calls_it_made(
 
 
 def test_dangling_symlinks_and_symlink_loops_in_a_folder_are_reported(tmp_path: Path) -> None:
-    from chop.loaders import load_paths
+    from chop.reading.loaders import load_paths
 
     write_manual(tmp_path, "a.md", "Coolwave 225B Manual", FILTER)
     (tmp_path / "gone.md").symlink_to(tmp_path / "missing.md")
@@ -346,7 +346,7 @@ def test_dangling_symlinks_and_symlink_loops_in_a_folder_are_reported(tmp_path: 
 
 
 def test_a_utf8_file_with_a_few_bad_bytes_keeps_its_text_and_says_so(tmp_path: Path) -> None:
-    from chop.loaders import load_paths
+    from chop.reading.loaders import load_paths
 
     text = "Don’t remove the filter while the unit runs. " * 20
     (tmp_path / "a.txt").write_bytes(text.encode() + b" \xff tail")
@@ -362,7 +362,7 @@ def test_a_utf8_file_with_a_few_bad_bytes_keeps_its_text_and_says_so(tmp_path: P
 def test_a_damaged_pdf_is_reported_once_with_its_name_and_pypdf_stays_quiet(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from chop.loaders import load_paths
+    from chop.reading.loaders import load_paths
 
     (tmp_path / "truncated.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
     _, problems = load_paths([tmp_path])
@@ -371,7 +371,7 @@ def test_a_damaged_pdf_is_reported_once_with_its_name_and_pypdf_stays_quiet(
 
 
 def test_a_long_run_without_spaces_becomes_bounded_chunks(embedder) -> None:  # type: ignore[no-untyped-def]
-    from chop.chunking import MAX_TOKEN_CHARS, token_windows
+    from chop.reading.chunking import MAX_TOKEN_CHARS, token_windows
 
     text = "Intro line.\n" + "QmFzZTY0" * 37_500  # 300 KB without a space
     windows = token_windows(text, embedder.tokenizer, 200, 40)
@@ -386,7 +386,7 @@ def test_two_runs_storing_the_same_documents_at_once_do_not_both_report_them_add
     import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
-    from chop.documents import make_document
+    from chop.reading.documents import make_document
 
     scripted.responder = slowed(0.1)  # both runs load before either stores
     ctx = small(context)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chop.cards import DocumentCard
 from chop.config import Context
-from chop.retrieval import fuse_rankings, search_for, with_own_best, with_room_for
+from chop.labelling.cards import DocumentCard
+from chop.retrieval.retrieve import fuse_rankings, search_for, with_own_best, with_room_for
 from chop.store import Hit
 
 

@@ -29,9 +29,9 @@ import psycopg
 import pytest
 
 from chop.config import Context
-from chop.pgserver import resolve_database_url
-from chop.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
 from chop.store import store_for
+from chop.store.pgserver import resolve_database_url
 from chop.web.serve import stop  # SIGTERM the server's process group, then SIGKILL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def missing_server_packages() -> str | None:
 @contextlib.contextmanager
 def stub_llm() -> Iterator[str]:
     """bench's OpenAI-compatible stub, near-zero latency; yields its base URL ending in /v1."""
-    from chop.stub_llm import serve_stub
+    from chop.harness.stub_llm import serve_stub
 
     with serve_stub(latency=(0.0, 0.005)) as base_url:
         yield f"{base_url.rstrip('/')}/v1"

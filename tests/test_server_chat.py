@@ -14,7 +14,7 @@ import pytest
 
 from chop.api import ingest
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import store_for
 from tests.test_server import RUN_S, checkpoint_count, langgraph_dev, missing_server_packages
 

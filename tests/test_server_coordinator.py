@@ -1,4 +1,5 @@
-"""`chop ingest --server URL`: a corpus as batch runs on a LangGraph server (chop/coordinator.py).
+"""`chop ingest --server URL`: a corpus as batch runs on a LangGraph server
+(chop/terminal/coordinator.py).
 
 Against `langgraph dev` with two jobs at a time: every document is stored once, the batch
 threads are deterministic (a second run submits nothing), and a batch whose run died midway
@@ -20,9 +21,9 @@ from typing import Any
 import pytest
 
 from chop.config import Context
-from chop.coordinator import plan_batches
-from chop.sample_corpus import SAMPLE_MODELS, render_manual, write_sample_corpus
+from chop.harness.sample_corpus import SAMPLE_MODELS, render_manual, write_sample_corpus
 from chop.store import store_for
+from chop.terminal.coordinator import plan_batches
 from tests.test_server import checkpoint_count, langgraph_dev, missing_server_packages
 
 pytestmark = pytest.mark.server
@@ -66,7 +67,7 @@ def test_coordinator_runs_batches_in_parallel_skips_done_ones_and_resumes_a_dead
         pytest.skip(reason)
     from langgraph_sdk import get_sync_client
 
-    from chop.stub_llm import serve_stub
+    from chop.harness.stub_llm import serve_stub
 
     collection = f"t_coord_{uuid.uuid4().hex[:10]}"
     corpus = tmp_path / "corpus"

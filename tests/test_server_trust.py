@@ -17,7 +17,7 @@ import pytest
 from langgraph_sdk import Auth
 
 from chop.config import CALLER_SETTINGS, Context, DeploymentSetting, deployment_settings
-from chop.documents import InvalidInput
+from chop.reading.documents import InvalidInput
 from deploy import auth as server_auth
 from deploy import graphs as served
 from graphs.answer import graph as answer_graph

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from chop.config import PROCESS_SETTINGS, Context, context_default, env_setting
-from chop.settings_docs import settings_markdown
+from chop.terminal.settings_docs import settings_markdown
 
 TRUE = ["true", "True", "TRUE", "yes", "Yes", "on", "ON", "1", " true "]
 FALSE = ["false", "False", "FALSE", "no", "NO", "off", "Off", "0"]

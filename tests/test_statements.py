@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from chop.config import Context
-from chop.retrieval import statements_first
-from chop.statements import named_statements
+from chop.questions.statements import named_statements
+from chop.retrieval.retrieve import statements_first
 from chop.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
 
 

@@ -11,7 +11,6 @@ import pytest
 from psycopg import sql
 
 from chop.config import Context
-from chop.pgserver import embedded_database_url, server_settings, write_server_settings
 from chop.store import (
     ChunkRow,
     DocumentRecord,
@@ -20,6 +19,7 @@ from chop.store import (
     store_for,
     validate_collection,
 )
+from chop.store.pgserver import embedded_database_url, server_settings, write_server_settings
 
 DIM = 8
 
@@ -170,7 +170,7 @@ def test_a_hybrid_boost_is_added_in_reciprocal_rank_points(store: Store, collect
     store.replace_document(collection, record("b", 1), [other])
     query = {"query_text": "what does E4 mean"}
     assert store.search(collection, unit(1), 1, **query)[0].doc_id == "b"
-    first_place = 1 / 60  # one ranking's first place, as chop.retrieval.RRF_BOOST
+    first_place = 1 / 60  # one ranking's first place, as chop.retrieval.retrieve.RRF_BOOST
     hits = store.search(collection, unit(1), 2, boost_doc_ids=["a"], boost=first_place, **query)
     assert hits[0].doc_id == "a"
     assert hits[0].score == pytest.approx(1 / 61 + first_place)

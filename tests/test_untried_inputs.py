@@ -14,7 +14,7 @@ import pytest
 
 from chop.api import ingest
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import Store
 from tests.fakes import ScriptedChatModel, slowed
 from tests.test_reliability import checkpointed_threads

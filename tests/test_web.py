@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 from chop.config import Context
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.stub_llm import StubServer
 from chop.store import store_for
-from chop.stub_llm import StubServer
 from chop.web.serve import port_is_free, stop
 from chop.web.uploads import upload_folder
 from tests.pdfs import BODY, BOLD, LARGE, make_styled_pdf

@@ -10,8 +10,8 @@ import pytest
 from bench.conversations import KINDS, PHONES, build_threads, exact, scored
 from bench.emanual import resolve_data
 from bench.emanual_data import S10_QUESTIONS, Manual, load_manuals, load_questions
-from chop.cards import card_from_stored, read_cards
-from chop.conversation import Turn, decide, inherit, reask, switch, turn_of
+from chop.labelling.cards import card_from_stored, read_cards
+from chop.questions.conversation import Turn, decide, inherit, reask, switch, turn_of
 
 EXPECTED = {
     "first": "first",

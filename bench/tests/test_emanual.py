@@ -39,7 +39,7 @@ from bench.emanual_data import (
 from bench.finance import FinQuestion, fin_record, fin_summary
 from bench.metrics import dcg_at_k, hit_at_k, mrr_at_k, ndcg_at_k, token_f1
 from chop.config import GATE_BAND, Context
-from chop.documents import make_document
+from chop.reading.documents import make_document
 from chop.store import Hit, store_for
 
 REPO = Path(__file__).resolve().parents[2]

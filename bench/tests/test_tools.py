@@ -14,12 +14,12 @@ from pydantic import BaseModel
 from bench.ingest_profile import run_profile
 from bench.ingest_throughput import build_corpus
 from chop.api import ingest
-from chop.cnm import CNMReply, ContinuityReply, DocumentProfileReply
 from chop.config import Context
-from chop.llm import _json_schema
-from chop.sample_corpus import write_sample_corpus
+from chop.harness.sample_corpus import write_sample_corpus
+from chop.harness.stub_llm import StubServer, make_instance, running_stub, serve_stub
+from chop.labelling.cnm import CNMReply, ContinuityReply, DocumentProfileReply
+from chop.models.llm import _json_schema
 from chop.store import Store
-from chop.stub_llm import StubServer, make_instance, running_stub, serve_stub
 
 
 def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict, Any]:
@@ -37,7 +37,8 @@ def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int
 
 
 def chat(schema: type[BaseModel], prompt: str, *, llama_style: bool = False) -> dict[str, Any]:
-    """A request like chop.llm sends it (json_schema), or llama.cpp's json_object + schema."""
+    """A request like chop.models.llm sends it (json_schema), or llama.cpp's json_object +
+    schema."""
     if llama_style:
         response_format = {"type": "json_object", "schema": _json_schema(schema)}
     else:

@@ -5,7 +5,7 @@ embedding dimension is fixed per collection, so models of different widths never
 document's chunks are replaced in one transaction under an advisory lock: readers see the old
 chunks or the new ones, never half, and two ingests of one document cannot duplicate it.
 The SQL is in named constants below; a collection made before a column was renamed is
-migrated when first opened (RENAMED_*). The embedded server is started by chop.pgserver.
+migrated when first opened (RENAMED_*). The embedded server is started by chop.store.pgserver.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 
 from chop.config import Context, validate_collection
-from chop.pgserver import held_url, resolve_database_url, stop_embedded_server
 from chop.store.outage import (
     CONNECTION_WAIT_S,
     DEFAULT_OUTAGE_S,
@@ -22,6 +21,7 @@ from chop.store.outage import (
     Outage,
     outage_for,
 )
+from chop.store.pgserver import held_url, resolve_database_url, stop_embedded_server
 from chop.store.records import (
     ChunkRow,
     CollectionRecord,
@@ -78,7 +78,7 @@ def get_store(database_url: str, data_dir: str | Path) -> Store:
 
 def release_embedded_server(data_dir: str | Path) -> None:
     """Close this process's Store on the embedded PostgreSQL under ``data_dir`` and let go of
-    the server (chop.pgserver.stop_embedded_server: it stops when no other process uses it).
+    the server (chop.store.pgserver.stop_embedded_server: it stops when no other process uses it).
 
     pgserver does this at interpreter exit, but a process ended by SIGTERM never gets there:
     uvicorn (``langgraph dev``) shuts down gracefully, then re-raises the signal.

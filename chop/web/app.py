@@ -75,7 +75,7 @@ def to_page(request: Request) -> Response:
 
 def page_settings(request: Request) -> Response:
     """What the page needs before the first call: default collection, collections, limits."""
-    from chop.query import MAX_QUESTION_CHARS
+    from chop.questions.query import MAX_QUESTION_CHARS
 
     ctx = settings()
     return JSONResponse(
@@ -102,7 +102,7 @@ def documents(request: Request) -> Response:
     """The collection's documents as ``chop docs`` lists them: title, chunk count, model and
     identity card (fields and its one-line summary)."""
     from chop.cli import card_summary
-    from chop.profile import stored_profile
+    from chop.labelling.profile import stored_profile
 
     ctx = collection_context(request.path_params["collection"])
     store = existing(ctx)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chop.config import validate_collection
-from chop.loaders import SIDECAR_SUFFIX
-from chop.loaders.formats import PDF_SUFFIXES, SUPPORTED_SUFFIXES, unsupported_reason
+from chop.reading.loaders import SIDECAR_SUFFIX
+from chop.reading.loaders.formats import PDF_SUFFIXES, SUPPORTED_SUFFIXES, unsupported_reason
 
 MAX_NAME_CHARS = 200
 _REFUSED_CHARACTERS = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')

@@ -1,0 +1,490 @@
+"""Question resolution: which documents a question means, read without an LLM, in one place.
+
+Typed cards in (chop.labelling.identity.DocumentCard, one per stored document), one typed
+``Resolution`` out: the documents meant (primary) and those that also cover what it names
+(secondary, weighed less), the label the question used ("Best Buy FY2023"), what it names that
+no document covers ("FY2030"), the question's topic without the words that name its documents,
+and why. chop.retrieval.retrieve turns a Resolution into a search; nothing else reads the question.
+
+How a question is read:
+- a product model, compared in a normalised form (``Note10`` = ``Note 10`` = ``note-10``,
+  ``S9 Plus`` = ``S9+`` ≠ ``S9``), the longest complete name first;
+- a company, by any name its filings go by in the collection: a registrant's or short name
+  ("Best Buy"), written without case; a ticker or acronym ("BBY", "MGM", "J&J"), written in
+  capitals; then, only when nothing else names a company, an abbreviation made of its words'
+  beginnings ("AMEX") or its distinctive first word ("Adobe" of "Adobe Systems");
+- periods: "FY2022", "fiscal 2021", "Q2 of FY2023", "2021 Q1", "second fiscal quarter of
+  2023", "H1 FY2023", a date; a bare year ("as of 2022") only narrows, it is never declined;
+- kinds: "10-K", "quarterly report", "earnings release", ....
+
+A period is matched by what each document covers: a fiscal year by its annual report (or a
+fourth-quarter release), named as the filing names it or by the calendar year it ends in; a
+quarter by its quarterly report, else by the annual report of its year; a year with only
+quarterly reports by those (a Q1 FY2023 release covers FY2023: it is not declined).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from typing_extensions import TypedDict
+
+from chop.labelling.cards import DocumentCard, same_company_groups
+from chop.labelling.identity import FUNCTION_WORDS, short_name
+from chop.questions.facts import (
+    NAME_WORD,
+    POSSESSIVE,
+    Period,
+    abbreviates,
+    another_line,
+    line_words,
+    name_key,
+    name_keys,
+    name_tokens,
+    question_keys,
+    read_question,
+    twin_of_another_line,
+    written_words,
+)
+from chop.questions.filings import current_reports, latest_before, latest_report
+from chop.text.grounding import tokens
+from chop.types import ANNUAL_KINDS, PERIODIC_KINDS
+
+# ------------------------------------------------------------------ the resolution
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a question is about, as far as the stored cards tell."""
+
+    documents: tuple[str, ...] = ()  # the documents meant ( () = no restriction)
+    # documents that also cover what the question names, but are not its reference: the Q4
+    # earnings release next to the fiscal year's 10-K; retrieval weighs them less
+    secondary: tuple[str, ...] = ()
+    label: str | None = None  # what the question named: "Galaxy Note 10+", "Amcor FY2023"
+    unknown: str | None = None  # a model or period it names that no document covers
+    product_model: str | None = None  # the stored product model it names
+    company: str | None = None  # the company it names, as people call it
+    period: str | None = None  # the period it was resolved to: "FY2023", "Q2 FY2024"
+    topic: str = ""  # the question without the words that name its documents
+    why: tuple[str, ...] = ()  # each rule that decided, in order
+    filings: bool = False  # every document in view (or in the collection) is a filing
+
+    @property
+    def in_view(self) -> tuple[str, ...]:
+        """Every document the answer may draw on: the meant ones, then the secondary."""
+        return self.documents + self.secondary
+
+
+def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str | None]:
+    """(documents, model) of the longest product model the question writes, complete first;
+    a model of another brand or line than the one the question writes before it is not named."""
+    asked = question_keys(question)
+    parts = name_tokens(question)
+    lines = line_words([c.product_model for c in cards if c.product_model and not c.is_filing])
+    best: tuple[bool, int] = (False, 0)
+    found: list[str] = []
+    model_name: str | None = None
+    for card in cards:
+        if not card.product_model or card.is_filing:
+            continue
+        for key, complete in name_keys(card.product_model).items():
+            if key in asked and not another_line(parts, key, card.product_model, lines):
+                score = (complete, len(key))  # "S10" names the S10, not the S10 Lite
+                if score > best:
+                    best, found, model_name = score, [card.doc_id], card.product_model
+                elif score == best and card.doc_id not in found:
+                    found.append(card.doc_id)
+    return found, model_name
+
+
+def _companies_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str]:
+    """(documents, rule) of the companies the question names; see the module docstring."""
+    asked = question_keys(question)
+    words = written_words(question)
+    written = set(words)
+
+    def strong(card: DocumentCard) -> bool:
+        if any(a in written for a in card.acronyms):
+            return True
+        return any(len(k := name_key(n)) >= 2 and k in asked for n in card.names)
+
+    found = [c.doc_id for c in cards if c.is_filing and strong(c)]
+    if found:
+        return found, "company name"
+    # a capitalised word, not the question's first unless possessive ("Adobe's revenue ...")
+    raw = NAME_WORD.findall(question)
+    capitalised = [
+        w
+        for n, (w, as_written) in enumerate(zip(words, raw, strict=True))
+        if w[:1].isupper() and (n > 0 or POSSESSIVE.search(as_written))
+    ]
+    found = [
+        c.doc_id
+        for c in cards
+        if c.is_filing and any(abbreviates(w, short_name(n)) for w in written for n in c.names)
+    ]
+    if found:
+        return found, "abbreviation of the company name"
+    firsts = _distinctive_first_words(cards)
+    found = [c.doc_id for c in cards if firsts.get(c.doc_id) in {w.lower() for w in capitalised}]
+    return found, "first word of the company name" if found else ""
+
+
+def _distinctive_first_words(cards: Sequence[DocumentCard]) -> dict[str, str]:
+    """doc_id → the first word of its company's short name, where no other company of the
+    collection starts with it and it is a word of four letters or more ("Adobe", "Lockheed")."""
+    groups = same_company_groups(list(cards))
+    first_of: dict[int, set[str]] = {}
+    for number, group in enumerate(groups):
+        for i in group:
+            for name in cards[i].names:
+                parts = short_name(name).split()
+                word = re.sub(r"[^a-z]", "", parts[0].lower()) if len(parts) > 1 else ""
+                if len(word) >= 4 and word not in FUNCTION_WORDS:
+                    first_of.setdefault(number, set()).add(word)
+    owners: dict[str, set[int]] = {}
+    for number, words in first_of.items():
+        for word in words:
+            owners.setdefault(word, set()).add(number)
+    out: dict[str, str] = {}
+    for number, group in enumerate(groups):
+        for word in first_of.get(number, set()):
+            if owners[word] == {number}:
+                for i in group:
+                    out[cards[i].doc_id] = word
+    return out
+
+
+def _annual_first(found: list[DocumentCard]) -> tuple[list[str], list[str]]:
+    """(reference, secondary): a fiscal year's reference is its annual report; an earnings
+    release or quarterly report covering the same year stays a candidate, weighed less."""
+    annual = [c.doc_id for c in found if c.kind in ANNUAL_KINDS]
+    if not annual:
+        return [c.doc_id for c in found], []
+    return annual, [c.doc_id for c in found if c.doc_id not in annual]
+
+
+def _covering(period: Period, pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], str]:
+    """(reference, secondary, rule) of the documents that cover ``period``; ([], [], "")
+    when none does."""
+    if period.day is not None:
+        near = [
+            c.doc_id
+            for c in pool
+            if any(d is not None and abs((d - period.day).days) <= 7 for d in (c.period_end, c.day))
+        ]
+        return near, [], "date" if near else ""
+    year = period.fiscal_year
+    whole = [c for c in pool if c.covers_whole_year and c.fiscal_year == year]
+    if period.fiscal_quarter is not None:
+        quarter = [
+            c.doc_id
+            for c in pool
+            if c.kind in PERIODIC_KINDS and c.fiscal_year == year
+            and c.fiscal_quarter == period.fiscal_quarter
+        ]  # fmt: skip
+        if quarter:
+            return quarter, [], "the quarter's report"
+        if whole:  # the annual report covers each of its quarters
+            return *_annual_first(whole), "the annual report of the quarter's year"
+        return [], [], ""
+    if whole:
+        return *_annual_first(whole), "the fiscal year as the filing names it"
+    by_end = [c for c in pool if c.year_by_end == year]
+    if by_end:
+        return *_annual_first(by_end), "the fiscal year named by the year it ends in"
+    partial = [c for c in pool if c.kind in PERIODIC_KINDS and c.fiscal_year == year]
+    if partial:  # a Q1 FY2023 report covers FY2023, as far as it goes
+        return [c.doc_id for c in partial], [], "the reports of the fiscal year so far"
+    return [], [], ""
+
+
+def _latest_filings(pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], int]:
+    """(reference, secondary, fiscal year) for a question that names no period: the latest
+    annual report, and the periodic reports of that year or later; without an annual report,
+    every filing of the latest fiscal year."""
+    year_of = {c.doc_id: c.fiscal_year or 0 for c in pool}
+    annual = [c for c in pool if c.kind in ANNUAL_KINDS and year_of[c.doc_id]]
+    if not annual:
+        latest = max(year_of.values())
+        ids = [c.doc_id for c in pool]
+        return ([d for d in ids if year_of[d] == latest] if latest else ids), [], latest
+    latest = max(year_of[c.doc_id] for c in annual)
+    reference = [c.doc_id for c in annual if year_of[c.doc_id] == latest]
+    later = [
+        c.doc_id
+        for c in pool
+        if c.doc_id not in reference and c.kind in PERIODIC_KINDS and year_of[c.doc_id] >= latest
+    ]
+    return reference, later, latest
+
+
+def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
+    """The documents a question is about: its product model, else its company, narrowed by
+    the period and kind it names. A named period that no candidate covers is reported."""
+    by_id = {c.doc_id: c for c in cards}
+    why: list[str] = []
+    by_model, model = _models_named(question, cards)
+    by_company, rule = ([], "") if by_model else _companies_named(question, cards)
+    candidates = by_model or by_company
+    company = None
+    if by_model:
+        why.append(f"names the product model {model}")
+    elif by_company:
+        card = by_id[by_company[0]]
+        company = short_name(card.entity) if card.entity else (card.names or card.acronyms)[0]
+        why.append(f"names {company} ({rule})")
+    pool = [by_id[d] for d in candidates] if candidates else list(cards)
+    facts = read_question(question)
+    unknown = None
+    period_named: str | None = None
+    secondary: list[str] = []
+    # a bare year narrows: alone, or beside fiscal periods in a comparison ("between 2022 and
+    # the 2021 fiscal period"); not the year a forecast is about ("expect to pay in 2024")
+    weak = [Period(y) for y in facts.bare_years] if not (facts.periods and facts.forward) else []
+    periods = facts.periods + weak
+    if periods:
+        # a comparison names several periods; the latest one is the report that holds all
+        for period in sorted(periods, key=Period.order, reverse=True):
+            reference, also, how = _covering(period, pool)
+            if reference:
+                candidates, secondary, period_named = reference, also, str(period)
+                why.append(f"{period}: {how}")
+                break
+        else:
+            dated = any(c.fiscal_year or c.day for c in pool)
+            if facts.periods and dated:
+                unknown = str(max(facts.periods, key=Period.order))
+                why.append(f"no document covers {unknown}")
+    if unknown and facts.forward:
+        # a forecast for year N is written in the filings of the years before it
+        ahead = max(facts.periods, key=Period.order)
+        earlier = latest_before(ahead, pool)
+        if earlier:
+            candidates, secondary, latest = earlier
+            why.append(f"{unknown} is ahead: the forecast is in the latest filing, FY{latest}")
+            period_named, unknown = f"FY{latest} (forecast for {unknown})", None
+    undated = period_named is None and not unknown and len(candidates) > 1
+    if undated and facts.forward and all(by_id[d].is_filing for d in candidates):
+        # what a company expects, with no period named: its latest filing says it
+        candidates, secondary, latest = latest_report([by_id[d] for d in candidates])
+        period_named = f"FY{latest} (latest filing)" if latest else None
+        why.append("asks what is expected: the latest filing")
+        undated = False
+    if undated and all(by_id[d].is_filing for d in candidates):
+        # a company's filings and no period named: the question is about the company now,
+        # as its latest annual report describes it; later periodic reports weigh less
+        candidates, secondary, latest = _latest_filings([by_id[d] for d in candidates])
+        if latest:
+            period_named = f"FY{latest} (latest)"
+            why.append(f"no period named: the latest, FY{latest}")
+    if facts.event and "8-K" not in facts.kinds:
+        events = current_reports(facts, pool, [by_id[d] for d in candidates])
+        if events:
+            candidates, secondary = events, [d for d in candidates + secondary if d not in events]
+            why.append("asks about an event: the 8-Ks of the period first")
+    releases = [d for d in secondary if by_id[d].kind == "earnings release"]
+    if facts.release_measure and releases:
+        candidates, secondary = (
+            releases,
+            [*candidates, *(d for d in secondary if d not in releases)],
+        )
+        why.append("names a non-GAAP measure: the earnings release first")
+    kind_named = None
+    if facts.kinds and candidates:
+        of_kind = [d for d in candidates + secondary if by_id[d].kind in facts.kinds]
+        if of_kind:
+            candidates, secondary, kind_named = of_kind, [], facts.kinds[0]
+            why.append(f"names the form {kind_named}")
+    label = " ".join(p for p in (model or company, period_named, kind_named) if p) or None
+    return Resolution(
+        documents=tuple(candidates),
+        secondary=tuple(secondary),
+        label=label,
+        unknown=unknown,
+        product_model=model,
+        company=company,
+        period=period_named,
+        topic=without_names(question, [by_id[d] for d in candidates + secondary]),
+        why=tuple(why),
+        filings=bool(cards)
+        and all(c.is_filing for c in ([by_id[d] for d in candidates + secondary] or cards)),
+    )
+
+
+# ------------------------------------------------------------------ chunk-level model values
+
+_model_like = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
+# periods and forms ("FY2023", "Q2", "10-K", "1990s") look like model numbers but are not
+_not_a_model = re.compile(
+    r"^(fy'?\d{2,4}|[qh][1-4]|\d{1,2}-?[kqf]|(19|20)\d\d[a-z]?|\d+(st|nd|rd|th|s))$"
+)
+_NOT_MODELS = {
+    "wi-fi",
+    "usb",
+    "5g",
+    "4g",
+    "3g",
+    "4k",
+    "8k",
+    "2k",
+    "hd",
+    "mp3",
+    "mp4",
+    "1st",
+    "2nd",
+    "3rd",
+}
+
+
+@dataclass(frozen=True)
+class QuestionCNM:
+    model: str | None  # a stored model value the question names
+    category: str | None
+    unknown_model: str | None  # a model-like token the collection does not know
+
+
+def _contains(question_tokens: list[str], value_tokens: list[str]) -> bool:
+    n = len(value_tokens)
+    return n > 0 and any(
+        question_tokens[i : i + n] == value_tokens for i in range(len(question_tokens) - n + 1)
+    )
+
+
+def best_match(question: str, values: list[str]) -> str | None:
+    """The longest stored value whose tokens appear, in order, in the question."""
+    question_tokens = tokens(question)
+    matches = [v for v in values if _contains(question_tokens, tokens(v))]
+    return max(matches, key=lambda v: (len(tokens(v)), len(v)), default=None)
+
+
+def match_question(question: str, models: list[str], categories: list[str]) -> QuestionCNM:
+    """The stored chunk-level model (and category) values a question names, by whole tokens,
+    longest first ("Galaxy S9+" is not "Galaxy S9"); a model-like token that matches nothing
+    stored ("999Z") is reported as an unknown model. No LLM."""
+    model = best_match(question, models)
+    # A bare series name ("S10") matches "Galaxy S10" when exactly one stored model ends so.
+    if model is None:
+        known = {t for m in models for t in tokens(m)}
+        parts, lines = name_tokens(question), line_words(models)
+        for token in tokens(question):
+            owners = [
+                m
+                for m in models
+                if tokens(m) and tokens(m)[-1] == token and not another_line(parts, token, m, lines)
+            ]
+            if len(owners) == 1 and any(ch.isdigit() for ch in token):
+                model = owners[0]
+                break
+        unknown = None
+        if model is None:
+            unknown = twin_of_another_line(question, models)
+        if model is None and unknown is None:
+            for candidate in _model_like.findall(question):
+                lowered = candidate.lower()
+                if (
+                    lowered not in _NOT_MODELS
+                    and lowered not in known
+                    and not lowered.isdigit()
+                    and not _not_a_model.match(lowered)
+                ):
+                    unknown = candidate
+                    break
+    else:
+        unknown = None
+    return QuestionCNM(
+        model=model, category=best_match(question, categories), unknown_model=unknown
+    )
+
+
+def resolve_by_chunk_values(
+    question: str, resolution: Resolution, models: list[str], categories: list[str]
+) -> QuestionCNM:
+    """The question's CNM when no card names its document: the chunk-level model values it
+    writes (chop.questions.query), else a model-like word no document has (reported as unknown)."""
+    if resolution.documents:
+        return QuestionCNM(model=resolution.label, category=None, unknown_model=resolution.unknown)
+    matched = match_question(question, models, categories)
+    if resolution.unknown:
+        return QuestionCNM(matched.model, matched.category, resolution.unknown)
+    return matched
+
+
+# ------------------------------------------------------------------ the topic left to search
+
+# capitalised at the start of a question without being a brand: "Does S10 ...", "Is Note 10 ..."
+SENTENCE_WORDS = FUNCTION_WORDS | {"i", "if", "is", "should"}
+
+
+def _word_tokens(word: str) -> list[str]:
+    """A question word's tokens, a possessive's "'s" left out ("Amcor's" names Amcor)."""
+    return tokens(POSSESSIVE.sub("", word))
+
+
+def without_names(question: str, cards: Sequence[DocumentCard]) -> str:
+    """The question without the words that name its documents ("[Samsung Smart TV remote] ..."):
+    in the embedded query they pull towards every chunk that mentions the product, and in a
+    full-text query they match all of the document's chunks and drown the topic words.
+
+    A run of words names a document when it holds at least half of one of its names' tokens:
+    "S9" names "Galaxy S9", a lone "TV" in "pair the remote with the TV" does not name
+    "Smart TV remote". A capitalised word just before the run is the brand the card leaves out
+    ("Samsung", "Galaxy" before "S10") and goes with it, unless it is the sentence's own word
+    ("Does S10 ...", "Is Note 10 ...")."""
+    names = [
+        set(tokens(value))
+        for card in cards
+        for value in (card.product_model, card.entity, *card.names, *card.acronyms)
+        if value and tokens(value)
+    ]
+    vocabulary = set().union(*names)
+    words = question.split()
+    word_tokens = [set(_word_tokens(word)) for word in words]
+    named = [bool(found) and found <= vocabulary for found in word_tokens]
+    dropped = [False] * len(words)
+    start = 0
+    while start < len(words):
+        end = start + 1
+        if named[start]:
+            while end < len(words) and named[end]:
+                end += 1
+            run = set().union(*word_tokens[start:end])
+            if any(2 * len(run & name) >= len(name) for name in names):
+                before = words[start - 1].lstrip("[(\"'") if start > 0 else ""
+                brand = before[:1].isupper() and before.lower() not in SENTENCE_WORDS
+                first = start - 1 if brand else start
+                dropped[first:end] = [True] * (end - first)
+        start = end
+    kept = [word for word, drop in zip(words, dropped, strict=True) if not drop]
+    return " ".join(kept) or question
+
+
+class ResolutionState(TypedDict):
+    """A Resolution as the answer graph's state keeps it (plain, serialisable)."""
+
+    documents: list[str]  # the documents meant
+    secondary: list[str]  # documents that also cover the question, weighed less
+    label: str | None  # what the question named: "Best Buy FY2023"
+    unknown: str | None  # a model or period it names that no document covers
+    company: str | None
+    period: str | None
+    why: list[str]
+    topic: str  # the question without the words that name its documents
+    filings: bool  # the question is about filings: figures are computed, verdicts stated
+
+
+def resolution_state(resolution: Resolution) -> ResolutionState:
+    return ResolutionState(
+        documents=list(resolution.documents),
+        secondary=list(resolution.secondary),
+        label=resolution.label,
+        unknown=resolution.unknown,
+        company=resolution.company,
+        period=resolution.period,
+        why=list(resolution.why),
+        topic=resolution.topic,
+        filings=resolution.filings,
+    )
