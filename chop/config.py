@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from pydantic import TypeAdapter, ValidationError
@@ -58,6 +59,14 @@ def _from_env(name: str, default: str | bool | float) -> Any:
 
 
 _COLLECTION_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def python_path_with_chop() -> str:
+    """PYTHONPATH for a child Python (a parse worker, the database watchdog, a server) that must
+    import this very chop, whether it runs from a checkout or is installed: the folder holding
+    the chop package goes first. (Never chop/ itself: chop/types.py would hide the stdlib's.)"""
+    root = str(Path(__file__).resolve().parent.parent)  # this file is chop/config.py
+    return os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
 
 
 def validate_collection(name: str) -> str:

@@ -27,6 +27,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from chop.config import python_path_with_chop
+
 log = logging.getLogger("chop.store.pgserver")
 WATCH_EVERY_S = 2.0  # how often the watchdog looks for users of the server
 
@@ -129,8 +131,7 @@ def creation_lock(pgdata: Path) -> Iterator[None]:
 
 def start_watchdog(pgdata: Path) -> None:
     """Make sure a watchdog runs for ``pgdata`` (a second one exits at once)."""
-    package_root = str(Path(__file__).resolve().parents[1])  # this chop, installed or not
-    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+    path = python_path_with_chop()
     subprocess.Popen(
         [sys.executable, "-m", "chop.store.pgserver", "--watch", str(pgdata)],
         stdin=subprocess.DEVNULL,

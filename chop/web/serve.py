@@ -29,7 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from chop.config import Context
+from chop.config import Context, python_path_with_chop
 
 # What langgraph.json says (tests/test_web.py checks that the two agree).
 SERVER_CONFIG: dict[str, Any] = {
@@ -97,9 +97,7 @@ def server_environment(ctx: Context) -> dict[str, str]:
         "CHOP_SERVER_PATHS": os.environ.get("CHOP_SERVER_PATHS")
         or os.pathsep.join([os.getcwd(), str(Path(ctx.data_dir).expanduser().absolute())]),
     }
-    # chop as this process imports it (a checkout run with PYTHONPATH, or the installed one)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = python_path_with_chop()
     return env
 
 

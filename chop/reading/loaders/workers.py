@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chop.config import python_path_with_chop
 from chop.reading.documents import Problem, SourceDocument
 from chop.reading.loaders.files import load_one
 
@@ -27,10 +28,7 @@ def load_in_workers(files: list[Path], max_file_mb: int, workers: int) -> list[L
         least = loads.index(min(loads))
         shares[least].append(index)
         loads[least] += file_size(files[index])
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
-    )}  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": python_path_with_chop()}
     running: list[tuple[list[int], subprocess.Popen[bytes] | None]] = []
     try:
         for share in shares:
