@@ -38,6 +38,7 @@ from chop.labelling.cards import DocumentCard
 from chop.questions.facts import QuestionFacts, read_question
 from chop.questions.matching import match_question, resolve, without_names
 from chop.text.words import word_set
+from chop.types import plain_copy
 
 Decision = Literal["first", "continue", "switch", "switch_same_question"]
 
@@ -355,14 +356,12 @@ def reask(continuity: Continuity, previous: Turn) -> Standalone:
 
 def turn_of(continuity: Continuity, standalone: Standalone) -> Turn:
     """The thread's new ``turn``, before retrieval adds the documents it resolved to."""
-    return Turn(
+    return plain_copy(
+        Turn,
+        standalone,
         asked=continuity.asked,
-        question=standalone.question,
         decision=continuity.decision,
         reason=continuity.reason,
-        inherited=standalone.inherited,
-        names=standalone.names,
-        topic=standalone.topic,
         documents=[],
         label=None,
     )

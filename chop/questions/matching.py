@@ -40,6 +40,7 @@ from chop.text.grounding import tokens
 from chop.text.names import abbreviates, line_words, name_key, name_keys, name_tokens, short_name
 from chop.text.periods import Period
 from chop.text.words import FUNCTION_WORDS
+from chop.types import plain_copy
 
 # ------------------------------------------------------------------ the resolution
 
@@ -410,14 +411,4 @@ class ResolutionState(TypedDict):
 
 
 def resolution_state(resolution: Resolution) -> ResolutionState:
-    return ResolutionState(
-        documents=list(resolution.documents),
-        secondary=list(resolution.secondary),
-        label=resolution.label,
-        unknown=resolution.unknown,
-        company=resolution.company,
-        period=resolution.period,
-        why=list(resolution.why),
-        topic=resolution.topic,
-        filings=resolution.filings,
-    )
+    return plain_copy(ResolutionState, resolution)
