@@ -12,8 +12,8 @@ and dates and periods read is shared with the question side (chop.text.names, ch
 Every rule here is general: registrant names of any shape ("THE … COMPANY", "3M COMPANY",
 "JOHNSON & JOHNSON", "AMCOR PLC"), tickers from a cover's "Trading Symbol(s)" table or a
 press release's "(NYSE: BBY)", fiscal years by the convention the filing states, kinds and
-dates. The only lists are general ones: exchanges here, legal suffixes and English function
-words in chop.text.names.
+dates. The only lists are general ones: exchanges here, legal suffixes (chop.text.names) and
+English function words (chop.text.words).
 """
 
 from __future__ import annotations
