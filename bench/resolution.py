@@ -5,7 +5,8 @@
 Each filing's identity card is built exactly as ingest builds it (chop.reading.loaders.load_file,
 then chop.labelling.profile.document_profile with no LLM reply: file name, PDF title, first pages),
 read back as retrieval reads stored cards (chop.retrieval.retrieve's card_from_stored + read_cards),
-and every question is resolved with chop.questions.question.resolve. Per subset: the share of
+and every question is read (chop.questions.facts) and matched against them
+(chop.questions.matching.resolve). Per subset: the share of
 questions resolved to the right company (every document meant is the evidence's company), to the
 right document (an evidence document is among those meant: company and period right) and
 with the evidence in view (meant or secondary). Seconds, not the 40 minutes of an ingest: the
@@ -30,7 +31,8 @@ from bench.report import log, md_table, run_cli, write_report
 from chop.config import Context
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.profile import COVER_CHARS, document_profile
-from chop.questions.question import Resolution, resolve
+from chop.questions.facts import read_question
+from chop.questions.matching import Resolution, resolve
 from chop.reading.loaders import LoadError, load_file
 
 SHARED = REPO_ROOT.parent / "shared" / "data"
@@ -136,7 +138,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         known = companies(root)
         loaded = set(same)
         questions = [q for q in load_fin_questions(root) if q.doc_names <= loaded]
-        records = [record(q, resolve(q.question, cards), same, known) for q in questions]
+        records = [
+            record(q, resolve(read_question(q.question), cards), same, known) for q in questions
+        ]
         results["subsets"][name] = {
             "summary": summary(records),
             "cards": [
@@ -189,7 +193,7 @@ def markdown(results: dict[str, Any]) -> str:
             "# Question resolution — FinanceBench dev and wide",
             "",
             "Cards as ingest builds them (no LLM), questions resolved by "
-            "chop.questions.question.resolve.",
+            "chop.questions.matching.resolve.",
             "",
             md_table(HEADER, rows),
             "",

@@ -34,7 +34,7 @@ from typing_extensions import TypedDict
 
 from chop.labelling.profile import DocumentProfile
 from chop.questions.conversation import Turn
-from chop.questions.question import ResolutionState
+from chop.questions.matching import ResolutionState
 from chop.reading.documents import InvalidInput, Problem, SourceDocument
 from chop.stage_profile import Span, add_spans
 from chop.types import CNM, Chunk
@@ -225,7 +225,7 @@ class AnswerState(TypedDict, total=False):
     question_unknown: str | None  # what the question names that no source is about
     question_documents: list[str]
     # which documents the question means, primary vs secondary, and what it names that no
-    # document covers (chop.questions.question.Resolution)
+    # document covers (chop.questions.matching.Resolution)
     question_resolution: ResolutionState
     retrieval_note: str
     sources: list[Source]

@@ -8,7 +8,7 @@ A leaf module: it imports nothing from chop, so the modules that build on these 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from typing_extensions import TypedDict
 
@@ -78,3 +78,23 @@ def user_card(values: Mapping[str, Any]) -> Identity:
         card[key] = value  # type: ignore[literal-required]
         card["sources"][key] = "user"
     return card
+
+
+Plain = TypeVar("Plain")
+
+
+def plain_copy(kind: type[Plain], record: object, **given: Any) -> Plain:
+    """The TypedDict ``kind`` filled from ``record``: each key from ``given``, else from the
+    record's attribute of that name (a tuple or list copied as a list, as JSON keeps it).
+    The graphs' state keeps records (a Resolution, a retrieved chunk, a conversation's turn)
+    as plain values; one copy of the fields, in the order ``kind`` lists them."""
+    values: dict[str, Any] = {}
+    for key in kind.__annotations__:
+        if key in given:
+            values[key] = given[key]
+        elif hasattr(record, key):
+            value = getattr(record, key)
+            values[key] = list(value) if isinstance(value, tuple | list) else value
+        elif key in getattr(kind, "__required_keys__", ()):
+            raise TypeError(f"{kind.__name__} needs {key!r}: {type(record).__name__} has none")
+    return cast(Plain, values)

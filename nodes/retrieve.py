@@ -14,27 +14,17 @@ from langgraph.runtime import Runtime
 
 from chop.config import Context
 from chop.models.construction import get_embedder
+from chop.questions.matching import resolution_state
 from chop.questions.query import clean_question
-from chop.questions.question import resolution_state
 from chop.retrieval.retrieve import retrieve_for_question
 from chop.state import AnswerState, Source, input_question
 from chop.store import Hit, store_for
+from chop.types import plain_copy
 
 
 def to_source(number: int, hit: Hit) -> Source:
-    return Source(
-        number=number,
-        chunk_id=hit.id,
-        doc_id=hit.doc_id,
-        doc_title=hit.doc_title,
-        chunk_index=hit.chunk_index,
-        model=hit.model,
-        category=hit.category,
-        nouns=list(hit.nouns),
-        text=hit.text,
-        score=hit.score,
-        metadata={**hit.metadata, "char_start": hit.char_start, "char_end": hit.char_end},
-    )
+    metadata = {**hit.metadata, "char_start": hit.char_start, "char_end": hit.char_end}
+    return plain_copy(Source, hit, number=number, chunk_id=hit.id, metadata=metadata)
 
 
 def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ import re
 
 from chop.api import ask, ingest
 from chop.config import Context
-from chop.questions.question import match_question
+from chop.questions.facts import read_question
+from chop.questions.matching import QuestionCNM, match_question
 from chop.reading.documents import make_document
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
@@ -27,14 +28,16 @@ def twin_manuals(context: Context) -> Context:
 
 def test_questions_are_matched_to_stored_models_without_an_llm() -> None:
     models = ["Galaxy S9", "Galaxy S9+", "Galaxy S10"]
-    assert match_question("battery of the Galaxy S9+?", models, []).model == "Galaxy S9+"
-    assert match_question("battery of the galaxy s9?", models, []).model == "Galaxy S9"
-    assert match_question("how do I charge my S10", models, []).model == "Galaxy S10"
-    unknown = match_question("filter of the Coolwave 999Z?", ["Coolwave 225B"], [])
+
+    def matched(question: str, stored: list[str] = models) -> QuestionCNM:
+        return match_question(read_question(question), stored, [])
+
+    assert matched("battery of the Galaxy S9+?").model == "Galaxy S9+"
+    assert matched("battery of the galaxy s9?").model == "Galaxy S9"
+    assert matched("how do I charge my S10").model == "Galaxy S10"
+    unknown = matched("filter of the Coolwave 999Z?", ["Coolwave 225B"])
     assert unknown.model is None and unknown.unknown_model == "999Z"
-    assert match_question("how do I clean the filter?", models, []) == match_question(
-        "how do I clean the filter?", [], []
-    )
+    assert matched("how do I clean the filter?") == matched("how do I clean the filter?", [])
 
 
 def test_the_asked_models_chunks_come_first(context: Context, store, scripted) -> None:  # type: ignore[no-untyped-def]

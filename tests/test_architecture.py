@@ -30,6 +30,19 @@ FLOORS_OF_CHOP = (
     ("chop.retrieval", "chop.state"),
     ("chop.answers",),
 )
+# Inside chop.questions, a question's path from the bottom: the question cleaned for search,
+# what its words say without the cards (the statements it names, then all its facts), the
+# filings that cover a period, the match against the identity cards, and a conversation's
+# turns on top. A module imports only modules listed before it: none is called back by one it
+# called.
+ORDER_OF_QUESTIONS = (
+    "chop.questions.query",
+    "chop.questions.statements",
+    "chop.questions.facts",
+    "chop.questions.filings",
+    "chop.questions.matching",
+    "chop.questions.conversation",
+)
 HARNESS = "chop.harness"
 MAX_MODULE_LINES = 500
 
@@ -192,10 +205,42 @@ def test_only_the_ways_in_use_the_harness() -> None:
 
 
 def test_the_floor_rule_sees_an_upward_import() -> None:
-    assert floor_of_chop("chop.questions.facts") == 5
+    assert floor_of_chop("chop.questions.matching") == 5
     assert floor_of_chop("chop.text.periods") == 0
     assert floor_of_chop("chop.harness.stub_llm") is None
     assert floor_of_chop("chop.answers.figures") > floor_of_chop("chop.retrieval.retrieve")  # type: ignore[operator]
+
+
+def out_of_order(graph: dict[str, set[str]], order: tuple[str, ...]) -> list[str]:
+    """Each import, among the modules of ``order``, of a module not listed before the importer."""
+    rank = {module: number for number, module in enumerate(order)}
+    return [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if module in rank
+        for target in sorted(targets)
+        if target in rank and rank[target] >= rank[module]
+    ]
+
+
+def test_a_questions_path_inside_chop_questions_reads_top_to_bottom() -> None:
+    """Read the question's words, match them against the cards, then the conversation: each
+    module of chop.questions imports only those listed before it in ORDER_OF_QUESTIONS."""
+    listed = {name for name in modules("chop") if name.startswith("chop.questions.")}
+    assert listed == set(ORDER_OF_QUESTIONS), "every module of chop.questions has its place"
+    assert out_of_order(import_graph("chop"), ORDER_OF_QUESTIONS) == []
+
+
+def test_the_order_rule_sees_a_module_called_back_by_one_it_calls() -> None:
+    graph = {
+        "chop.questions.matching": {"chop.questions.facts"},
+        "chop.questions.facts": {"chop.questions.matching", "chop.text.periods"},
+        "chop.questions.statements": {"chop.questions.conversation"},
+    }
+    assert out_of_order(graph, ORDER_OF_QUESTIONS) == [
+        "chop.questions.facts imports chop.questions.matching",
+        "chop.questions.statements imports chop.questions.conversation",
+    ]
 
 
 @pytest.mark.parametrize(("user", "used"), [("bench", "tests"), ("tests", "bench")])

@@ -7,15 +7,13 @@ import pytest
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.identity import (
     cover_ticker,
-    entity_aliases,
     identity_from_file_name,
     identity_from_text,
     label,
     merge_cards,
     registrant,
-    short_name,
 )
-from chop.text.names import is_identifier
+from chop.text.names import entity_aliases, is_identifier, short_name
 from chop.types import user_card
 
 TEN_K_COVER = """UNITED STATES SECURITIES AND EXCHANGE CO MMISSION Washington, D.C. 20549

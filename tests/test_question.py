@@ -1,4 +1,5 @@
-"""Question resolution: typed cards in, one Resolution out (chop.questions.question).
+"""Question resolution: a question read (chop.questions.facts) and typed cards in, one Resolution
+out (chop.questions.matching).
 
 Each rule is specified on invented companies in the style of a dev filing (Best Buy, Amcor,
 MGM Resorts, CVS-like calendar years) and of a wide one (Ulta Beauty's retail year, JPMorgan's
@@ -6,6 +7,7 @@ MGM Resorts, CVS-like calendar years) and of a wide one (Ulta Beauty's retail ye
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -13,8 +15,9 @@ import pytest
 
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.identity import merge_cards
-from chop.questions.facts import abbreviates, read_question
-from chop.questions.question import resolve, without_names
+from chop.questions.facts import read_question
+from chop.questions.matching import Resolution, match_question, resolve, without_names
+from chop.text.names import abbreviates
 
 
 def cards(**stored: dict[str, Any]) -> list[DocumentCard]:
@@ -22,6 +25,11 @@ def cards(**stored: dict[str, Any]) -> list[DocumentCard]:
     return read_cards(
         card_from_stored(doc_id, merge_cards(card)) for doc_id, card in stored.items()
     )
+
+
+def resolved(question: str, collection: Sequence[DocumentCard]) -> Resolution:
+    """``question`` as retrieval resolves it: read, then matched against the cards."""
+    return resolve(read_question(question), collection)
 
 
 def ten_k(entity: str, year: int, **more: Any) -> dict[str, Any]:
@@ -55,7 +63,7 @@ MANUALS = [
     ],
 )
 def test_model_names_match_however_they_are_written(question: str, document: str) -> None:
-    resolution = resolve(question, MANUALS)
+    resolution = resolved(question, MANUALS)
     assert resolution.documents == (document,)
     assert resolution.product_model == document and resolution.company is None
 
@@ -102,28 +110,28 @@ THE_CO = {"lantern-2022": ten_k("The Lantern Company", 2022)}
 
 def test_a_company_is_named_by_its_name_short_name_or_ticker() -> None:
     collection = cards(**ACME, **ZENITH)
-    assert resolve("Acme Widgets revenue in FY2022?", collection).documents == ("acme-2022",)
-    assert resolve("ACW revenue in FY2022?", collection).documents == ("acme-2022",)
-    assert resolve("What does Zenith Packaging make?", collection).documents == ("zenith-2022",)
-    assert resolve("ZNT's debt in FY2022", collection).company == "Zenith Packaging"
+    assert resolved("Acme Widgets revenue in FY2022?", collection).documents == ("acme-2022",)
+    assert resolved("ACW revenue in FY2022?", collection).documents == ("acme-2022",)
+    assert resolved("What does Zenith Packaging make?", collection).documents == ("zenith-2022",)
+    assert resolved("ZNT's debt in FY2022", collection).company == "Zenith Packaging"
 
 
 def test_a_ticker_names_a_company_only_when_written_in_capitals() -> None:
     collection = cards(**ZENITH, **{"hill-2022": ten_k("Hill Corp", 2022, tickers=["ALL"])})
-    assert resolve("Did ALL pay a dividend in FY2022?", collection).documents == ("hill-2022",)
-    assert resolve("Did all segments grow in FY2022?", collection).company is None
+    assert resolved("Did ALL pay a dividend in FY2022?", collection).documents == ("hill-2022",)
+    assert resolved("Did all segments grow in FY2022?", collection).company is None
 
 
 def test_the_article_of_a_registrant_name_names_nothing() -> None:
     collection = cards(**THE_CO, **ZENITH)
-    assert resolve("What does the company make in FY2022?", collection).company is None
-    assert resolve("THE capex in FY2022?", collection).company is None
-    assert resolve("Lantern's capex in FY2022?", collection).documents == ("lantern-2022",)
+    assert resolved("What does the company make in FY2022?", collection).company is None
+    assert resolved("THE capex in FY2022?", collection).company is None
+    assert resolved("Lantern's capex in FY2022?", collection).documents == ("lantern-2022",)
 
 
 def test_a_company_with_a_digit_in_its_name_is_found() -> None:
     collection = cards(**{"three-2022": ten_k("3M Company", 2022)}, **ZENITH)
-    assert resolve("What was 3M's free cash flow in FY2022?", collection).documents == (
+    assert resolved("What was 3M's free cash flow in FY2022?", collection).documents == (
         "three-2022",
     )
 
@@ -133,7 +141,7 @@ def test_an_abbreviation_of_the_companys_words_names_it_when_nothing_else_does()
     assert not abbreviates("AE", "American Express"), "too short"
     assert not abbreviates("FCF", "First Citizens Financial"), "initials are finance acronyms"
     collection = cards(**{"amx-2022": ten_k("Atlantic Express Company", 2022)}, **ZENITH)
-    assert resolve("Does ATEX have an improving margin as of 2022?", collection).documents == (
+    assert resolved("Does ATEX have an improving margin as of 2022?", collection).documents == (
         "amx-2022",
     )
 
@@ -143,8 +151,8 @@ def test_a_distinctive_first_word_names_a_company_whose_filings_change_its_name(
         old=ten_k("Acme Systems Incorporated", 2015),
         new=ten_k("Zenith Packaging PLC", 2022),
     )
-    assert resolve("What is the FY2015 cash ratio for Acme?", collection).documents == ("old",)
-    assert resolve("What is the FY2015 cash ratio?", collection).company is None
+    assert resolved("What is the FY2015 cash ratio for Acme?", collection).documents == ("old",)
+    assert resolved("What is the FY2015 cash ratio?", collection).company is None
 
 
 # ------------------------------------------------------------------ periods matched to documents
@@ -156,10 +164,10 @@ def test_a_filing_question_resolves_by_company_and_latest_period() -> None:
         **ZENITH,
         **{"acme-q": ten_q("Acme Widgets Co., Inc.", 2024, 2)},
     )
-    compared = resolve("Did Acme Widgets margins grow between FY2021 and FY2023?", collection)
+    compared = resolved("Did Acme Widgets margins grow between FY2021 and FY2023?", collection)
     assert compared.documents == ("acme-2023",)  # the latest report holds both years
-    assert resolve("Acme Widgets stores in Q2 of FY2024?", collection).documents == ("acme-q",)
-    latest = resolve("What industry is Acme Widgets in?", collection)
+    assert resolved("Acme Widgets stores in Q2 of FY2024?", collection).documents == ("acme-q",)
+    latest = resolved("What industry is Acme Widgets in?", collection)
     assert latest.documents == ("acme-2023",), "no period named: the latest annual report"
     assert latest.secondary == ("acme-q",), "later quarterly reports stay candidates"
     assert latest.label == "Acme Widgets FY2023 (latest)"
@@ -171,9 +179,9 @@ def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_re
         **{"acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
                             "fiscal_year": 2023, "fiscal_quarter": 4}},
     )  # fmt: skip
-    year = resolve("Did Acme Widgets grow its gross margin in FY2023?", collection)
+    year = resolved("Did Acme Widgets grow its gross margin in FY2023?", collection)
     assert (year.documents, year.secondary) == (("acme-2023",), ("acme-2023-q4",))
-    release = resolve("What did the Acme Widgets earnings release say for FY2023?", collection)
+    release = resolved("What did the Acme Widgets earnings release say for FY2023?", collection)
     assert (release.documents, release.secondary) == (("acme-2023-q4",), ())
 
 
@@ -197,7 +205,7 @@ def test_a_fiscal_year_is_answered_from_its_annual_report_before_its_earnings_re
 def test_a_period_without_a_report_of_its_own_is_read_in_one_that_covers_it_not_declined(
     stored: dict[str, dict[str, Any]], question: str, document: str
 ) -> None:
-    resolution = resolve(question, cards(**stored))
+    resolution = resolved(question, cards(**stored))
     assert resolution.documents == (document,) and resolution.unknown is None
 
 
@@ -207,9 +215,9 @@ def test_a_year_named_by_its_end_finds_the_retail_year_that_ends_in_january() ->
         q4=release | {"fiscal_year": 2022, "fiscal_quarter": 4, "period_end": "2023-01-28"},
         q1=release | {"fiscal_year": 2023, "fiscal_quarter": 1, "period_end": "2023-04-29"},
     )  # Ulta-style: "Fourth Quarter Fiscal 2022" ended January 28, 2023
-    assert resolve("Lumen Beauty inventories at end of FY2023?", collection).documents == ("q4",)
-    assert resolve("Lumen Beauty sales in FY2022?", collection).documents == ("q4",)
-    assert resolve("Lumen Beauty sales in Q1 of FY2023?", collection).documents == ("q1",)
+    assert resolved("Lumen Beauty inventories at end of FY2023?", collection).documents == ("q4",)
+    assert resolved("Lumen Beauty sales in FY2022?", collection).documents == ("q4",)
+    assert resolved("Lumen Beauty sales in Q1 of FY2023?", collection).documents == ("q1",)
 
 
 def test_a_quarter_written_with_a_plain_year_finds_its_10q() -> None:
@@ -218,27 +226,27 @@ def test_a_quarter_written_with_a_plain_year_finds_its_10q() -> None:
         q1=quarterly | {"fiscal_year": 2021, "fiscal_quarter": 1},
         q2=quarterly | {"fiscal_year": 2022, "fiscal_quarter": 2},
     )  # wide-style: the ticker and "2021 Q1"
-    assert resolve("Which of JPM's segments was smallest in 2021 Q1?", collection).documents == (
+    assert resolved("Which of JPM's segments was smallest in 2021 Q1?", collection).documents == (
         "q1",
     )
 
 
 def test_a_period_no_document_covers_is_reported() -> None:
-    resolution = resolve("Acme Widgets revenue in FY2030?", cards(**ACME))
+    resolution = resolved("Acme Widgets revenue in FY2030?", cards(**ACME))
     assert resolution.unknown == "FY2030"
     assert "no document covers FY2030" in resolution.why
 
 
 def test_a_bare_year_narrows_but_is_never_declined() -> None:
     collection = cards(**ACME)
-    assert resolve("Acme Widgets geographies as of 2022?", collection).documents == ("acme-2022",)
-    beyond = resolve("How much does Acme Widgets expect to pay in 2030?", collection)
+    assert resolved("Acme Widgets geographies as of 2022?", collection).documents == ("acme-2022",)
+    beyond = resolved("How much does Acme Widgets expect to pay in 2030?", collection)
     assert beyond.unknown is None and beyond.documents == ("acme-2023",)
 
 
 def test_the_topic_is_the_question_without_the_names_of_its_documents() -> None:
     collection = cards(**ACME)
-    assert resolve("What was ACW's revenue in FY2023?", collection).topic == (
+    assert resolved("What was ACW's revenue in FY2023?", collection).topic == (
         "What was revenue in FY2023?"
     )
 
@@ -284,17 +292,17 @@ def test_a_non_gaap_measure_is_looked_up_in_the_earnings_release_first() -> None
         **{"acme-2023-q4": {"kind": "earnings release", "entity": "Acme Widgets",
                             "fiscal_year": 2023, "fiscal_quarter": 4}},
     )  # fmt: skip  # dev-style: MGM's and Amcor's Q4 releases next to their 10-Ks
-    adjusted = resolve("What was Acme Widgets' Adjusted EBITDA for FY2023?", collection)
+    adjusted = resolved("What was Acme Widgets' Adjusted EBITDA for FY2023?", collection)
     assert (adjusted.documents, adjusted.secondary) == (("acme-2023-q4",), ("acme-2023",))
-    gaap = resolve("Acme Widgets' unadjusted operating income in FY2023?", collection)
+    gaap = resolved("Acme Widgets' unadjusted operating income in FY2023?", collection)
     assert gaap.documents == ("acme-2023",)
     assert read_question("EBITDAR by region, FY2022").release_measure
 
 
 def test_a_first_word_opening_the_question_names_a_company_only_as_a_possessive() -> None:
     collection = cards(old=ten_k("Acme Systems Incorporated", 2015), new=ten_k("Zenith PLC", 2022))
-    assert resolve("Acme's FY2015 cash ratio?", collection).documents == ("old",)
-    assert resolve("Acme FY2015 cash ratio?", collection).company is None
+    assert resolved("Acme's FY2015 cash ratio?", collection).documents == ("old",)
+    assert resolved("Acme FY2015 cash ratio?", collection).company is None
 
 
 # ------------------------------------------------------------------ brands and product lines
@@ -318,21 +326,21 @@ TWINS = [
 def test_a_model_is_named_with_its_own_brand_or_without_one(
     question: str, documents: tuple[str, ...]
 ) -> None:
-    assert resolve(question, TWINS).documents == documents
+    assert resolved(question, TWINS).documents == documents
 
 
 def test_a_model_number_of_another_brand_is_another_product() -> None:
     """The collection has the 330C only as a Breeze: a question about the Coolwave 330C does
     not boost the Breeze manual, and says which product no document covers."""
-    from chop.questions.question import match_question
-
-    resolution = resolve("How often do I clean the filter of the Coolwave 330C?", TWINS)
+    resolution = resolved("How often do I clean the filter of the Coolwave 330C?", TWINS)
     assert resolution.documents == () and resolution.product_model is None
     models = [c.product_model for c in TWINS if c.product_model]
-    matched = match_question("How often do I clean the filter of the Coolwave 330C?", models, [])
+    question = read_question("How often do I clean the filter of the Coolwave 330C?")
+    matched = match_question(question, models, [])
     assert matched.model is None and matched.unknown_model == "Coolwave 330C"
     # the same number in the line the question writes is matched as before
-    assert match_question("Is the Breeze 330C quiet?", models, []).model == "Breeze 330C"
+    same_line = read_question("Is the Breeze 330C quiet?")
+    assert match_question(same_line, models, []).model == "Breeze 330C"
 
 
 # ------------------------------------------------------------------ forecasts, events, quarters
@@ -363,7 +371,7 @@ JETS = {
 def test_a_forecast_for_the_next_year_is_read_in_the_latest_filing_not_declined(
     question: str,
 ) -> None:
-    resolution = resolve(question, cards(**JETS))
+    resolution = resolved(question, cards(**JETS))
     assert resolution.unknown is None
     assert resolution.documents == ("jet-2023q1",), "the latest filing before the year asked"
     assert "jet-2022" in resolution.secondary, "the latest annual report stays in view"
@@ -371,12 +379,12 @@ def test_a_forecast_for_the_next_year_is_read_in_the_latest_filing_not_declined(
 
 def test_a_forecast_falls_back_to_the_year_before_when_only_annual_reports_exist() -> None:
     annual = {k: v for k, v in JETS.items() if v["kind"] == "10-K"}
-    resolution = resolve("What is Orbital Aerospace forecasting for FY2023?", cards(**annual))
+    resolution = resolved("What is Orbital Aerospace forecasting for FY2023?", cards(**annual))
     assert resolution.documents == ("jet-2022",) and resolution.unknown is None
 
 
 def test_a_past_year_asked_without_forecast_words_is_still_declined() -> None:
-    assert resolve("Orbital Aerospace revenue in FY2030?", cards(**JETS)).unknown == "FY2030"
+    assert resolved("Orbital Aerospace revenue in FY2030?", cards(**JETS)).unknown == "FY2030"
 
 
 @pytest.mark.parametrize(
@@ -390,7 +398,7 @@ def test_a_past_year_asked_without_forecast_words_is_still_declined() -> None:
 def test_what_a_company_expects_without_a_year_is_read_in_its_latest_filing(
     question: str,
 ) -> None:
-    resolution = resolve(question, cards(**JETS))
+    resolution = resolved(question, cards(**JETS))
     assert resolution.documents == ("jet-2023q1",) and "jet-2022" in resolution.secondary
 
 
@@ -405,13 +413,13 @@ def test_what_a_company_expects_without_a_year_is_read_in_its_latest_filing(
     ],
 )  # fmt: skip
 def test_an_event_question_reads_the_8k_of_its_period_first(question: str, document: str) -> None:
-    resolution = resolve(question, cards(**JETS))
+    resolution = resolved(question, cards(**JETS))
     assert resolution.documents[0] == document
     assert any(d.startswith("jet-20") for d in resolution.secondary), "reports stay in view"
 
 
 def test_an_event_question_without_a_period_reads_the_latest_8k_first() -> None:
-    resolution = resolve("Who is Orbital Aerospace's new chief executive officer?", cards(**JETS))
+    resolution = resolved("Who is Orbital Aerospace's new chief executive officer?", cards(**JETS))
     assert resolution.documents == ("jet-8k-ceo", "jet-8k-vote")
 
 
@@ -421,7 +429,7 @@ def test_a_question_that_is_not_about_an_event_keeps_the_annual_report() -> None
         "What were Orbital Aerospace's major acquisitions in FY2022?",
         "How much did Orbital Aerospace pay its officers in FY2022?",
     ):
-        assert resolve(question, cards(**JETS)).documents == ("jet-2022",), question
+        assert resolved(question, cards(**JETS)).documents == ("jet-2022",), question
 
 
 @pytest.mark.parametrize(
@@ -432,7 +440,7 @@ def test_a_question_that_is_not_about_an_event_keeps_the_annual_report() -> None
 def test_a_quarter_however_written_finds_its_10q_not_the_previous_annual_report(
     period: str,
 ) -> None:
-    resolution = resolve(f"As of {period}, what was Orbital Aerospace's cash?", cards(**JETS))
+    resolution = resolved(f"As of {period}, what was Orbital Aerospace's cash?", cards(**JETS))
     assert resolution.documents == ("jet-2023q1",)
 
 
@@ -444,4 +452,4 @@ def test_a_half_finds_the_report_that_covers_six_months() -> None:
     )  # fmt: skip
     for period in ("H1 2023", "1H23", "the first half of 2023", "six months ended June 30, 2023"):
         question = f"Orbital Aerospace's short-term investments in {period}?"
-        assert resolve(question, collection).documents == ("h1",), period
+        assert resolved(question, collection).documents == ("h1",), period

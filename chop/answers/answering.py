@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from chop.retrieval.retrieve import is_about
 from chop.state import Source
 from chop.text.grounding import without_instructions
+from chop.text.words import word_set
 
 PASSAGE_CHARS = 1500  # one section, as the model reads it (about 375 tokens)
 PROMPT_CHARS = 4000  # all passages together: the prompt's cost on 2 cores is its length
@@ -326,56 +327,10 @@ def extract(passage: Passage, scores: Sequence[float]) -> str:
 
 _figure = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _word = re.compile(r"[a-z0-9]+")
-_STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "may",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "their",
-        "there",
-        "these",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "will",
-        "with",
-        "you",
-        "your",
-        "yes",
-        "no",
-        "not",
-    ]
+_STOP_WORDS = word_set(
+    "a an and are as at be been by can do does for from has have how i if in is it its may of on "
+    "or that the their there these this to was were what when where which will with you your yes "
+    "no not"
 )
 
 

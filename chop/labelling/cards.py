@@ -1,7 +1,7 @@
 """Identity cards read back: each stored document's card typed as a ``DocumentCard``, and the
 cards of one collection read together (``read_cards``): filings of one company share every
 name it goes by, and a quarterly report takes its fiscal year from a sibling annual report.
-The cards are made at ingest by chop.labelling.identity; chop.questions.question resolves questions
+The cards are made at ingest by chop.labelling.identity; chop.questions.matching matches questions
 against them.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
-from chop.labelling.identity import fiscal_year_ending, short_name
-from chop.text.names import is_identifier
+from chop.text.names import is_identifier, short_name
+from chop.text.periods import fiscal_year_ending
 from chop.types import ANNUAL_KINDS, FILING_KINDS
 
 

@@ -6,22 +6,24 @@ Near-identical documents differ in a few facts: the product model and its varian
 at ingest from what the file itself says (its name, PDF metadata, title, first pages; no LLM),
 optionally corrected by the user, and kept in the document's metadata (chop.labelling.profile). At
 question time the stored cards are read back as typed ``DocumentCard``s (chop.labelling.cards), and
-chop.questions.question resolves a question against them.
+chop.questions.matching matches a question against them. How company names are shortened
+and dates and periods read is shared with the question side (chop.text.names, chop.text.periods).
 
 Every rule here is general: registrant names of any shape ("THE … COMPANY", "3M COMPANY",
 "JOHNSON & JOHNSON", "AMCOR PLC"), tickers from a cover's "Trading Symbol(s)" table or a
 press release's "(NYSE: BBY)", fiscal years by the convention the filing states, kinds and
-dates. The only lists are general ones: legal suffixes, English function words, exchanges.
+dates. The only lists are general ones: exchanges here, legal suffixes (chop.text.names) and
+English function words (chop.text.words).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date
 from pathlib import Path
 from typing import Any
 
+from chop.text.names import entity_aliases
 from chop.text.periods import (
     DATE_ISO,
     MONTH,
@@ -29,61 +31,17 @@ from chop.text.periods import (
     YEAR,
     find_dates,
     first_quarter,
+    fiscal_year_ending,
     fiscal_years,
     make_date,
     periods,
-    year_number,
 )
-from chop.types import (
-    FILING_KINDS,
-    PERIODIC_KINDS,
-    Identity,
-    user_card,
-)
+from chop.text.words import FUNCTION_WORDS, word_set
+from chop.types import FILING_KINDS, PERIODIC_KINDS, Identity, user_card
 
-__all__ = ["QUARTER_WORDS", "find_dates", "year_number"]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# English function words: never a company's acronym or a name by themselves ("THE" of
-# "THE COCA-COLA COMPANY" is an article, not an alias).
-FUNCTION_WORDS = _words(
-    "a an the and or of for in on at to by with from as is are was were be it its this that "
-    "what which who how when where why does did do has have had can could will would should "
-    "my our your their any all"
-)
-# Words that make a company's name legal rather than what people call it (general English
-# and common foreign legal forms): "Best Buy Co., Inc." is "Best Buy".
-LEGAL_SUFFIXES = sorted(
-    _words(
-        "inc incorporated corp corporation co company companies plc ltd limited llc lp l.p "
-        "nv n.v sa s.a ag se holdings holding group"
-    ),
-    key=len,
-    reverse=True,
-)
 # Exchanges a cover's or a press release's ticker is listed on.
 _EXCHANGE = r"(?:The\s+)?(?:New\s+York\s+Stock\s+Exchange|NYSE(?:\s+American)?|Nasdaq|NASDAQ)"
-
-_MONTH = MONTH
-_YEAR = YEAR
-_ON = r"\.?(\d{1,2}),?" + _YEAR  # "30,2023" in squashed text
-_DATE_ISO = DATE_ISO
-_make_date = make_date
-# A 52/53-week fiscal year closes on a weekday near a month's end; one that closes in the
-# first days of January is the year before's ("fiscal 2021" ends January 2, 2022).
-EARLY_JANUARY_DAYS = 7
-
-
-def fiscal_year_ending(end: date) -> int:
-    """The fiscal year a year-end date closes, when the filing does not name it: the calendar
-    year it ends in, except a 52/53-week year that spills a few days into January."""
-    if end.month == 1 and end.day <= EARLY_JANUARY_DAYS:
-        return end.year - 1
-    return end.year
+_ON = r"\.?(\d{1,2}),?" + YEAR  # "30,2023" in squashed text
 
 
 def _squash(text: str) -> str:
@@ -94,9 +52,9 @@ def _squash(text: str) -> str:
 # ------------------------------------------------------------------ reading a document
 
 _FORM = re.compile(r"form(10-?k|10-?q|8-?k|20-?f)", re.I)
-_FY_ENDED = re.compile(r"(?:fiscal)?yearended" + _MONTH + _ON, re.I)
-_QUARTER_ENDED = re.compile(r"quarterlyperiodended" + _MONTH + _ON, re.I)
-_REPORT_DATE = re.compile(r"dateofreport\(dateofearliesteventreported\):?" + _MONTH + _ON, re.I)
+_FY_ENDED = re.compile(r"(?:fiscal)?yearended" + MONTH + _ON, re.I)
+_QUARTER_ENDED = re.compile(r"quarterlyperiodended" + MONTH + _ON, re.I)
+_REPORT_DATE = re.compile(r"dateofreport\(dateofearliesteventreported\):?" + MONTH + _ON, re.I)
 _MONTHS_ENDED = re.compile(r"\b(three|six|nine|13|26|39)[\s-]+(months|weeks)\s+ended", re.I)
 _ORDINAL_QUARTER = re.compile(r"\b(first|second|third|fourth)[\s-]+quarter\b", re.I)
 _EARNINGS = re.compile(r"\b(reports?|announces?|reported)\b[^.]{0,120}\b(results|earnings)\b", re.I)
@@ -106,7 +64,7 @@ _ANNOUNCER = re.compile(
     r"(?:[Rr]eports?|REPORTS?|[Aa]nnounces?|ANNOUNCES?)\b"
 )
 # "… ended January 28, 2023" in a release's lead: the period it reports
-_LEAD_ENDED = re.compile(r"\bended\s+" + _MONTH + r"\.?\s*(\d{1,2}),?\s*((?:19|20)\d\d)", re.I)
+_LEAD_ENDED = re.compile(r"\bended\s+" + MONTH + r"\.?\s*(\d{1,2}),?\s*((?:19|20)\d\d)", re.I)
 # "(Exact name of registrant", letters split by PDF text extraction too ("Registran t")
 _REGISTRANT = re.compile(r"\(\s*" + r"\s*".join("exactnameofregistrant"), re.I)
 _PRESS_TICKER = re.compile(r"\(" + _EXCHANGE + r"\s*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\)")
@@ -115,11 +73,6 @@ _TRADING_SYMBOL = re.compile(r"trading\s*symbol", re.I)
 _MANUAL = re.compile(
     r"\b(user|owner'?s?|operating|instruction|e-?)\s*(manual|guide)\b|\bmanual\b", re.I
 )
-_LEGAL_SUFFIX = re.compile(
-    r"[,\s]+(" + "|".join(re.escape(s).replace(r"\.", r"\.?") for s in LEGAL_SUFFIXES) + r")\.?$",
-    re.I,
-)
-_ACRONYM_MAX = 4
 # a word of a registrant's name: capitalised ("Best", "JPMorgan", "&"), a digit-led name
 # ("3M", "1-800-FLOWERS.COM") or a joining word ("of", "and", "the")
 _NAME_WORD = re.compile(r"[A-Z&][\w&.,'-]*|\d[\w&.,'-]*[A-Za-z][\w&.,'-]*|&|of|and|the|de")
@@ -211,48 +164,10 @@ def cover_name(text: str) -> str | None:
 
 
 # capitalised words of a cover that are not part of a company's name
-_COVER_WORDS = _words(
+_COVER_WORDS = word_set(
     "securities exchange commission act form report annual quarterly section pursuant "
     "washington d.c. registrant number file transition period"
 )
-
-
-def short_name(entity: str) -> str:
-    """What people call a company: without legal suffixes and a leading article ("The Coca-Cola
-    Company" → "Coca-Cola", "Best Buy Co., Inc." → "Best Buy")."""
-    short = entity
-    while True:
-        stripped = _LEGAL_SUFFIX.sub("", short).strip(" ,&")
-        if stripped == short or not stripped:
-            break
-        short = stripped
-    words = short.split()
-    if len(words) > 1 and words[0].lower() in ("the", "a", "an"):
-        short = " ".join(words[1:])
-    return short
-
-
-def entity_aliases(entity: str) -> list[str]:
-    """Names a person uses for a company: its short name, a leading acronym ("MGM"), "and"
-    for "&" and the "J&J" initials."""
-    short = short_name(entity)
-    aliases = [short] if short != entity else []
-    first = short.split()[0] if short.split() else ""
-    letters = re.sub(r"[^A-Za-z0-9]", "", first)
-    if (
-        first.isupper()
-        and 2 <= len(letters) <= _ACRONYM_MAX
-        and first != short
-        and letters.lower() not in FUNCTION_WORDS
-    ):
-        aliases.append(first)  # "MGM" of "MGM Resorts International"
-    if "&" in short:
-        aliases.append(short.replace("&", "and"))
-        initials = "".join(w[0] for w in short.replace("&", " ").split())
-        if len(initials) >= 2:
-            aliases.append(f"{initials[0]}&{initials[1:]}")
-            aliases.append(f"{initials[0]}n{initials[1:]}")  # "J&J" is written "JnJ" too
-    return list(dict.fromkeys(a for a in aliases if a))
 
 
 def cover_ticker(text: str) -> str | None:
@@ -300,7 +215,7 @@ def identity_from_file_name(path: str) -> Identity:
         card["date"] = dates[-1].isoformat()
         card["sources"]["date"] = "file name"
     if "fiscal_year" not in card and card.get("kind") in PERIODIC_KINDS:
-        years = [int(y) for y in _FILE_FY.findall(_DATE_ISO.sub(" ", stem))]
+        years = [int(y) for y in _FILE_FY.findall(DATE_ISO.sub(" ", stem))]
         if years:
             card["fiscal_year"] = years[0]
             card["sources"]["fiscal_year"] = "file name"
@@ -340,18 +255,18 @@ def identity_from_text(opening: str) -> Identity:
         put("tickers", [symbol])
     periodic = card.get("kind") in (*PERIODIC_KINDS, None)
     if periodic and (m := _FY_ENDED.search(squashed)):
-        end = _make_date(m.group(3), m.group(1), m.group(2))
+        end = make_date(m.group(3), m.group(1), m.group(2))
         if end is not None:
             put("period_end", end.isoformat())
             put("fiscal_year", fiscal_year_ending(end))
     if m := _QUARTER_ENDED.search(squashed):
-        if end := _make_date(m.group(3), m.group(1), m.group(2)):
+        if end := make_date(m.group(3), m.group(1), m.group(2)):
             put("period_end", end.isoformat())
         spans = [QUARTER_WORDS[x.group(1).lower()] for x in _MONTHS_ENDED.finditer(text)]
         if spans:
             put("fiscal_quarter", max(spans))
     reported = _REPORT_DATE.search(squashed)
-    if reported and (day := _make_date(reported.group(3), reported.group(1), reported.group(2))):
+    if reported and (day := make_date(reported.group(3), reported.group(1), reported.group(2))):
         put("date", day.isoformat())
     if card.get("kind") == "earnings release":
         _read_release(text[:1500], card, put)
@@ -377,7 +292,7 @@ def _read_release(lead: str, card: Identity, put: Any) -> None:
         elif full_year:
             put("fiscal_year", int(full_year.group(1)))
     ended = _LEAD_ENDED.search(lead)
-    if ended and (end := _make_date(ended.group(3), ended.group(1), ended.group(2))):
+    if ended and (end := make_date(ended.group(3), ended.group(1), ended.group(2))):
         put("period_end", end.isoformat())
     dates = find_dates(lead)
     if dates:

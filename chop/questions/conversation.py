@@ -3,8 +3,9 @@
 CHOP decides between consecutive chunks whether the second continues the first (it inherits
 the signature) or shifts (a new one is read). Between the turns of a conversation the same
 decision says which documents the new question is about, read from the question and the
-thread's last turn (``Turn``), with what chop.questions.question reads from any question (the
-product model, company, period and form it names, against the stored identity cards):
+thread's last turn (``Turn``), with what any question names as chop.questions.facts reads it and
+chop.questions.matching matches it against the stored identity cards (the product model,
+company, period and form):
 
 - the conversation's first turn: ``first``, asked as written;
 - names nothing, or the documents already in view: ``continue``, asked as
@@ -34,14 +35,16 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 from chop.labelling.cards import DocumentCard
-from chop.questions.facts import read_question
-from chop.questions.question import resolve, without_names
+from chop.questions.facts import QuestionFacts, read_question
+from chop.questions.matching import match_question, resolve, without_names
+from chop.text.words import word_set
+from chop.types import plain_copy
 
 Decision = Literal["first", "continue", "switch", "switch_same_question"]
 
 
 class Names(TypedDict, total=False):
-    """What a (standalone) question names, as chop.questions.question resolves it."""
+    """What a (standalone) question names, as chop.questions.matching resolves it."""
 
     model: str  # a stored product model ("Galaxy Note10")
     company: str  # a company, as people call it ("Best Buy")
@@ -78,109 +81,15 @@ class Continuity:
 
 # Words that carry no topic of their own: "What about the Galaxy S9?", "And for FY2021?",
 # "Same for the S9 Plus", "Is it the same on the 410X?", "How about my Note10 then?"
-FILLER = frozenset(
-    [
-        "a",
-        "about",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "anything",
-        "are",
-        "as",
-        "at",
-        "but",
-        "can",
-        "could",
-        "do",
-        "does",
-        "doing",
-        "for",
-        "how",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "it's",
-        "let's",
-        "me",
-        "my",
-        "of",
-        "on",
-        "ok",
-        "okay",
-        "one",
-        "ones",
-        "or",
-        "please",
-        "same",
-        "say",
-        "so",
-        "tell",
-        "than",
-        "that",
-        "the",
-        "then",
-        "there",
-        "this",
-        "those",
-        "these",
-        "to",
-        "too",
-        "what",
-        "what's",
-        "whats",
-        "which",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "now",
-        "instead",
-        "model",
-        "version",
-        "device",
-        "phone",
-        "hmm",
-        "right",
-        "well",
-        "well",
-        "what",
-        "regarding",
-        "concerning",
-        "re",
-        "case",
-        "same",
-        "thing",
-        "question",
-        "answer",
-        "works",
-        "work",
-        "way",
-        "same",
-        "again",
-        "here",
-        "there's",
-        "likewise",
-        "apply",
-        "applies",
-        "true",
-        "go",
-        "goes",
-        "mine",
-        "model's",
-        "plus",
-    ]
+FILLER = word_set(
+    "a about also am an and any anything are as at but can could do does doing for how i if in is "
+    "it its it's let's me my of on ok okay one ones or please same say so tell than that the then "
+    "there this those these to too what what's whats which with would you your yours now instead "
+    "model version device phone hmm right well regarding concerning re case thing question answer "
+    "works work way again here there's likewise apply applies true go goes mine model's plus"
 )
 # Words pointing back at what the previous turn was about.
-PRONOUNS = frozenset(
-    ["it", "its", "it's", "this", "that", "these", "those", "them", "they", "one", "ones", "there"]
-)
+PRONOUNS = word_set("it its it's this that these those them they one ones there")
 # Periods and forms: a turn made of these alone ("And for FY2021?") names, it does not ask.
 _PERIOD_OR_FORM = re.compile(
     r"^(fy'?\d{2,4}|fiscal|years?|quarters?|q[1-4]|h[12]|halfs?|halves|(19|20)\d\d|'?\d\d|"
@@ -189,30 +98,9 @@ _PERIOD_OR_FORM = re.compile(
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'+-]*")
 # a sentence a name leaves empty: "I have a [Galaxy Note10]." says only which device
-_OWNING = frozenset(
-    [
-        "i",
-        "have",
-        "got",
-        "own",
-        "use",
-        "using",
-        "bought",
-        "am",
-        "with",
-        "a",
-        "an",
-        "my",
-        "the",
-        "this",
-        "is",
-        "phone",
-        "device",
-        "tablet",
-        "samsung",
-        "new",
-        "model",
-    ]
+_OWNING = word_set(
+    "i have got own use using bought am with a an my the this is phone device tablet samsung new "
+    "model"
 )
 
 
@@ -235,9 +123,7 @@ _PERIOD_PHRASE = re.compile(
     re.IGNORECASE,
 )
 # words a topic does not end on once the names after them are gone ("the filter of the ?")
-_DANGLING = frozenset(
-    ["of", "the", "a", "an", "on", "my", "for", "in", "with", "to", "from", "at", "about"]
-)
+_DANGLING = word_set("of the a an on my for in with to from at about")
 
 
 def tidy(topic: str, asks: bool | None = None, names: frozenset[str] = frozenset()) -> str:
@@ -288,7 +174,7 @@ def without_models(topic: str, vocabulary: frozenset[str]) -> str:
 def own_topic(
     question: str, cards: Sequence[DocumentCard], brands: frozenset[str] = frozenset()
 ) -> str:
-    """``question`` without the words that name ``cards`` (chop.questions.question.without_names),
+    """``question`` without the words that name ``cards`` (chop.questions.matching.without_names),
     and without the sentences that only say which device it is ("I have a Galaxy Note10.")."""
     vocabulary = frozenset(name_words(cards))
     sentences = re.split(r"(?<=[.!?])\s+", question.strip())
@@ -316,9 +202,9 @@ def refers_back(topic: str) -> bool:
 
 
 def names_in(question: str, cards: Sequence[DocumentCard]) -> tuple[Names, str]:
-    """(what ``question`` names, its topic) read as chop.questions.question reads any question."""
-    resolution = resolve(question, cards)
+    """(what ``question`` names, its topic) read and matched as any question is."""
     facts = read_question(question)
+    resolution = resolve(facts, cards)
     names = Names()
     if resolution.product_model:
         names["model"] = resolution.product_model
@@ -333,7 +219,7 @@ def names_in(question: str, cards: Sequence[DocumentCard]) -> tuple[Names, str]:
     if facts.kinds:
         names["kind"] = facts.kinds[0]
     if "model" not in names and "company" not in names:
-        unknown = unknown_model(question, cards)
+        unknown = unknown_model(facts, cards)
         if unknown:
             names["unknown"] = unknown
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
@@ -346,18 +232,16 @@ def names_in(question: str, cards: Sequence[DocumentCard]) -> tuple[Names, str]:
     return names, tidy(question)
 
 
-def unknown_model(question: str, cards: Sequence[DocumentCard]) -> str | None:
+def unknown_model(facts: QuestionFacts, cards: Sequence[DocumentCard]) -> str | None:
     """A model-like name ("Galaxy S30", "410X") that no stored document has, when the
     collection is of products: a switch to it must not inherit the previous manual."""
-    from chop.questions.question import match_question
-
     models = [c.product_model for c in cards if c.product_model and not c.is_filing]
     if not models:
         return None
-    found = match_question(question, models, []).unknown_model
+    found = match_question(facts, models, []).unknown_model
     if not found:
         return None
-    brand = re.search(rf"\b([A-Z][a-z]+)\s+{re.escape(found)}\b", question)
+    brand = re.search(rf"\b([A-Z][a-z]+)\s+{re.escape(found)}\b", facts.text)
     return f"{brand.group(1)} {found}" if brand and brand.group(1).lower() not in FILLER else found
 
 
@@ -472,14 +356,12 @@ def reask(continuity: Continuity, previous: Turn) -> Standalone:
 
 def turn_of(continuity: Continuity, standalone: Standalone) -> Turn:
     """The thread's new ``turn``, before retrieval adds the documents it resolved to."""
-    return Turn(
+    return plain_copy(
+        Turn,
+        standalone,
         asked=continuity.asked,
-        question=standalone.question,
         decision=continuity.decision,
         reason=continuity.reason,
-        inherited=standalone.inherited,
-        names=standalone.names,
-        topic=standalone.topic,
         documents=[],
         label=None,
     )

@@ -1,59 +1,36 @@
-"""What a question says, read without an LLM: the names it writes, normalised for comparison
-with the documents' names (``Note10`` = ``Note 10`` = ``note-10``; ``S9 Plus`` = ``S9+`` ≠
-``S9``), and the period and kind it names ("Q2 of FY2023", "quarterly report").
-chop.questions.question resolves what it reads against the documents' cards."""
+"""What a question says, read from its words alone (no cards, no LLM), in one place.
+
+``read_question`` gives ``QuestionFacts``: the names it writes (tokens normalised as
+chop.text.names compares names, every run of them written without spaces, its words as
+written, the capitalised ones, the words shaped like a model number), the periods it names
+("Q2 of FY2023", "as of 2022"; the grammar is chop.text.periods, shared with ingest), the
+forms ("quarterly report"), the financial statements (chop.questions.statements) and the
+kind of question (forward-looking, an event, a non-GAAP measure). chop.questions.matching
+then matches these facts against the documents' identity cards; nothing below it reads the
+question again.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chop.text.grounding import tokens
+from chop.questions.statements import Statement, named_statements
+from chop.text.names import name_tokens
 from chop.text.periods import Period, bare_years, periods_in
+from chop.text.words import word_set
 
-__all__ = ["Period", "QuestionFacts", "read_question"]
+# ------------------------------------------------------------------ names as written
 
-# ------------------------------------------------------------------ names, normalised
-
-_common = {"wi-fi", "wifi", "usb", "5g", "4g", "3g", "4k", "8k", "2k", "hd", "mp3", "mp4",
-           "1st", "2nd", "3rd", "4th", "lte", "q1", "q2", "q3", "q4", "h1", "h2"}  # fmt: skip
 POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9&.'’-]*")
-
-
-def name_tokens(text: str) -> list[str]:
-    """Lowercase tokens where "plus" joins the previous token as "+" ("S9 Plus" → s9+)."""
-    out: list[str] = []
-    for token in tokens(text):
-        if token == "plus" and out and not out[-1].endswith("+"):
-            out[-1] += "+"
-        else:
-            out.append(token)
-    return out
-
-
-def name_keys(name: str) -> dict[str, bool]:
-    """Compact forms a person may write for a name, each with whether it ends the name.
-
-    Every run of consecutive tokens that carries a digit, or has two tokens or more, is a
-    key written without spaces: "Galaxy Note 10+" → galaxynote10+, note10+, galaxynote, ...
-    A key that ends where the name ends is complete: "galaxys7" is complete for "Galaxy S7"
-    but not for "Galaxy S7 Edge", so a question about the S7 prefers the S7.
-    """
-    parts = name_tokens(name)
-    keys: dict[str, bool] = {}
-    for start in range(len(parts)):
-        for end in range(start + 1, len(parts) + 1):
-            run = parts[start:end]
-            key = "".join(run)
-            has_digit = any(ch.isdigit() for ch in key)
-            has_letter = any(ch.isalpha() for ch in key)
-            if not has_letter or key in _common or (not has_digit and len(run) < 2):
-                continue
-            complete = end == len(parts)
-            keys[key] = keys.get(key, False) or complete
-    return keys
+# a word with a digit and a letter, like a model number ("999Z", "S10", "Note-10")
+_MODEL_LIKE = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
+# periods and forms ("FY2023", "Q2", "10-K", "1990s") look like model numbers but are not
+_NOT_A_MODEL = re.compile(
+    r"^(fy'?\d{2,4}|[qh][1-4]|\d{1,2}-?[kqf]|(19|20)\d\d[a-z]?|\d+(st|nd|rd|th|s))$"
+)
+_NOT_MODELS = word_set("wi-fi usb 5g 4g 3g 4k 8k 2k hd mp3 mp4 1st 2nd 3rd")
 
 
 def question_keys(question: str, longest: int = 6) -> set[str]:
@@ -72,28 +49,28 @@ def written_words(question: str) -> list[str]:
     return [POSSESSIVE.sub("", w).strip(".'’-") for w in NAME_WORD.findall(question)]
 
 
-def name_key(name: str) -> str:
-    return "".join(name_tokens(name))
+def capitalised_words(question: str) -> list[str]:
+    """The question's capitalised words as written, not its first unless possessive
+    ("Adobe's revenue ..."): "What" opens a sentence, it names nothing."""
+    words = written_words(question)
+    raw = NAME_WORD.findall(question)
+    return [
+        w
+        for n, (w, as_written) in enumerate(zip(words, raw, strict=True))
+        if w[:1].isupper() and (n > 0 or POSSESSIVE.search(as_written))
+    ]
 
 
-def abbreviates(word: str, name: str) -> bool:
-    """Whether a capitalised word is made of the beginnings of each of a name's words, in
-    order, at least one of two letters or more: "AMEX" of "American Express". Plain initials
-    ("FCF") are not enough: finance questions are full of them."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", name)]
-    wanted = word.lower()
-    if len(words) < 2 or len(wanted) < 4 or not word.isupper() or not wanted.isalpha():
-        return False
-
-    def split(rest: str, index: int, longer: bool) -> bool:
-        if index == len(words):
-            return not rest and longer
-        return any(
-            words[index].startswith(rest[:n]) and split(rest[n:], index + 1, longer or n > 1)
-            for n in range(1, len(rest) - (len(words) - index - 1) + 1)
-        )
-
-    return split(wanted, 0, False)
+def model_like_words(question: str) -> list[str]:
+    """The words shaped like a model number ("999Z", "S10"), periods, forms and common
+    technical words ("FY2023", "10-K", "5G") left out, in order of writing."""
+    return [
+        candidate
+        for candidate in _MODEL_LIKE.findall(question)
+        if (lowered := candidate.lower()) not in _NOT_MODELS
+        and not lowered.isdigit()
+        and not _NOT_A_MODEL.match(lowered)
+    ]
 
 
 # ------------------------------------------------------------------ periods and kinds
@@ -160,6 +137,16 @@ _EVENTS = tuple(
 
 @dataclass(frozen=True)
 class QuestionFacts:
+    """What a question's words say; chop.questions.matching matches it against the cards."""
+
+    text: str  # the question as written
+    # the names it writes: tokens as names compare (S9 Plus → s9+), every run of up to six
+    # of them without spaces, its words as written, its capitalised words, the model-like ones
+    name_parts: list[str] = field(default_factory=list)
+    name_runs: set[str] = field(default_factory=set)
+    words: list[str] = field(default_factory=list)
+    capitalised: list[str] = field(default_factory=list)
+    model_like: list[str] = field(default_factory=list)
     periods: list[Period] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     # years written bare ("as of 2022"): they narrow to a year's documents, never declined
@@ -171,19 +158,29 @@ class QuestionFacts:
     forward: bool = False
     # about an event a company reports in an 8-K (officer change, vote, dividend declared)
     event: bool = False
+    # the financial statements it names, in the order it names them ("the balance sheet")
+    statements: list[Statement] = field(default_factory=list)
 
 
 def read_question(question: str) -> QuestionFacts:
-    """Periods, document kinds and the kind of question (forward-looking, an event) a
-    question names; no LLM. Periods are read by chop.text.periods, as ingest reads them."""
+    """The names, periods, document kinds and statements a question writes, and the kind of
+    question (forward-looking, an event); no LLM. Periods are read by chop.text.periods, as
+    ingest reads them."""
     kinds = [kind for kind, pattern in _Q_KIND.items() if pattern.search(question)]
     return QuestionFacts(
+        text=question,
+        name_parts=name_tokens(question),
+        name_runs=question_keys(question),
+        words=written_words(question),
+        capitalised=capitalised_words(question),
+        model_like=model_like_words(question),
         periods=[period for _span, period in periods_in(question)],
         kinds=kinds,
         bare_years=bare_years(question),
         release_measure=bool(_RELEASE_MEASURE.search(question)),
         forward=bool(FORWARD.search(question)),
         event=is_event_question(question),
+        statements=named_statements(question),
     )
 
 
@@ -192,50 +189,3 @@ def is_event_question(question: str) -> bool:
     director coming or going, a shareholder vote, a dividend declared, an acquisition or
     merger announced, a change of auditor."""
     return any(pattern.search(question) for pattern in _EVENTS)
-
-
-# ------------------------------------------------------------------ brands and product lines
-
-
-def written_before(question_parts: Sequence[str], key: str) -> str | None:
-    """The token the question writes right before the run of its tokens that spells ``key``
-    ("coolwave" before "330c" in "... of the Coolwave 330C?")."""
-    for start in range(len(question_parts)):
-        run = ""
-        for end in range(start, len(question_parts)):
-            run += question_parts[end]
-            if run == key:
-                return question_parts[start - 1] if start else None
-            if not key.startswith(run):
-                break
-    return None
-
-
-def line_words(names: Sequence[str]) -> set[str]:
-    """The brand or product-line words of the collection: the first word of each model name
-    of two words or more ("coolwave", "breeze", "galaxy")."""
-    return {parts[0] for name in names if len(parts := name_tokens(name)) > 1}
-
-
-def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
-    """Whether the question writes another brand or line right before ``key`` than the model
-    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C". A name with no brand of
-    its own ("S10", beside "Galaxy S9") is any line's: "Galaxy S10" names it."""
-    before = written_before(question_parts, key)
-    own = name_tokens(name)
-    return before is not None and before in lines and len(own) > 1 and before not in own
-
-
-def twin_of_another_line(question: str, models: Sequence[str]) -> str | None:
-    """The model the question names as it writes it ("Coolwave 330C") when the collection
-    has that model number only in another brand or line ("Breeze 330C"): another product,
-    which no document covers."""
-    parts, lines = name_tokens(question), line_words(models)
-    for token in parts:
-        if not any(ch.isdigit() for ch in token):
-            continue
-        twins = [m for m in models if tokens(m) and tokens(m)[-1] == token]
-        if twins and all(another_line(parts, token, m, lines) for m in twins):
-            written = re.search(rf"\b([\w&'-]+)\s+({re.escape(token)})\b", question, re.I)
-            return f"{written.group(1)} {written.group(2)}" if written else token.upper()
-    return None

@@ -1,7 +1,14 @@
-"""Which filing holds what a question asks when its period alone does not say: a forecast for
-year N is written in the latest filing before N; what a company expects, with no year, in its
-latest filing; an event (an officer change, a shareholder vote, a dividend declared) in the
-8-Ks dated within the period. chop.questions.question applies these after reading the question.
+"""Which filings cover a period a question names, and which filing holds what it asks when
+its period alone does not say, read from the filings' identity cards.
+
+A fiscal year is covered by its annual report (or a fourth-quarter release), named as the
+filing names it or by the calendar year it ends in; a quarter by its quarterly report, else by
+the annual report of its year; a year with only quarterly reports by those (``covering``).
+With no period named, the company now is its latest annual report (``latest_filings``). A
+forecast for year N is written in the latest filing before N; what a company expects, with no
+year, in its latest filing; an event (an officer change, a shareholder vote, a dividend
+declared) in the 8-Ks dated within the period. chop.questions.matching applies these to what
+chop.questions.facts read from the question.
 """
 
 from __future__ import annotations
@@ -10,13 +17,78 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 
 from chop.labelling.cards import DocumentCard
-from chop.questions.facts import Period, QuestionFacts
+from chop.questions.facts import QuestionFacts
+from chop.text.periods import Period
 from chop.types import ANNUAL_KINDS, PERIODIC_KINDS
 
 
 def _ends(card: DocumentCard) -> date | None:
     """The last day a filing speaks of: its period's end, else its date."""
     return card.period_end or card.day
+
+
+def _annual_first(found: list[DocumentCard]) -> tuple[list[str], list[str]]:
+    """(reference, secondary): a fiscal year's reference is its annual report; an earnings
+    release or quarterly report covering the same year stays a candidate, weighed less."""
+    annual = [c.doc_id for c in found if c.kind in ANNUAL_KINDS]
+    if not annual:
+        return [c.doc_id for c in found], []
+    return annual, [c.doc_id for c in found if c.doc_id not in annual]
+
+
+def covering(period: Period, pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], str]:
+    """(reference, secondary, rule) of the documents that cover ``period``; ([], [], "")
+    when none does."""
+    if period.day is not None:
+        near = [
+            c.doc_id
+            for c in pool
+            if any(d is not None and abs((d - period.day).days) <= 7 for d in (c.period_end, c.day))
+        ]
+        return near, [], "date" if near else ""
+    year = period.fiscal_year
+    whole = [c for c in pool if c.covers_whole_year and c.fiscal_year == year]
+    if period.fiscal_quarter is not None:
+        quarter = [
+            c.doc_id
+            for c in pool
+            if c.kind in PERIODIC_KINDS and c.fiscal_year == year
+            and c.fiscal_quarter == period.fiscal_quarter
+        ]  # fmt: skip
+        if quarter:
+            return quarter, [], "the quarter's report"
+        if whole:  # the annual report covers each of its quarters
+            return *_annual_first(whole), "the annual report of the quarter's year"
+        return [], [], ""
+    if whole:
+        return *_annual_first(whole), "the fiscal year as the filing names it"
+    by_end = [c for c in pool if c.year_by_end == year]
+    if by_end:
+        return *_annual_first(by_end), "the fiscal year named by the year it ends in"
+    partial = [c for c in pool if c.kind in PERIODIC_KINDS and c.fiscal_year == year]
+    if partial:  # a Q1 FY2023 report covers FY2023, as far as it goes
+        return [c.doc_id for c in partial], [], "the reports of the fiscal year so far"
+    return [], [], ""
+
+
+def latest_filings(pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], int]:
+    """(reference, secondary, fiscal year) for a question that names no period: the latest
+    annual report, and the periodic reports of that year or later; without an annual report,
+    every filing of the latest fiscal year."""
+    year_of = {c.doc_id: c.fiscal_year or 0 for c in pool}
+    annual = [c for c in pool if c.kind in ANNUAL_KINDS and year_of[c.doc_id]]
+    if not annual:
+        latest = max(year_of.values())
+        ids = [c.doc_id for c in pool]
+        return ([d for d in ids if year_of[d] == latest] if latest else ids), [], latest
+    latest = max(year_of[c.doc_id] for c in annual)
+    reference = [c.doc_id for c in annual if year_of[c.doc_id] == latest]
+    later = [
+        c.doc_id
+        for c in pool
+        if c.doc_id not in reference and c.kind in PERIODIC_KINDS and year_of[c.doc_id] >= latest
+    ]
+    return reference, later, latest
 
 
 def latest_before(

@@ -1,4 +1,4 @@
-"""A question as search can take it (clean_question); what it means is chop.questions.question's."""
+"""A question as search can take it (clean_question); what it says is chop.questions.facts'."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Retrieval for one question: a Resolution (chop.questions.question) turned into a search.
+"""Retrieval for one question: what it writes read (chop.questions.facts), matched against the
+stored identity cards (chop.questions.matching), and the Resolution turned into a search.
 
-chop.questions.question reads which documents a question means from the stored identity cards (no
-LLM): the product model it names, or the company with the period and form. Here the
+The match says which documents a question means (no LLM): the product model it names, or the
+company with the period and form. Here the
 Resolution becomes a search: Context.query_cnm boosts or filters to the meant documents (the
 secondary ones, which also cover the question, get half the boost and a quarter of the
 places); a Resolution that covers every document changes nothing, and a filter that matches
@@ -10,8 +11,8 @@ the Resolution's topic: the question without the words that name its documents. 
 card names a document are chunk-level model values tried. Context.search="hybrid" fuses
 full-text and vector ranks; "auto" (the default) does so for questions about filings only
 (search_for). A question about filings that names a financial statement ("based on the
-balance sheet") gets that statement's best chunks first (chop.questions.statements,
-statements_first).
+balance sheet") gets that statement's best chunks first (statements_first; the question's
+facts say which statements it names, chop.questions.statements).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from chop.config import Context, SearchMode
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.profile import stored_profile
 from chop.models.embedders import Embedder, embed_queries
-from chop.questions.question import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
-from chop.questions.statements import named_statements
+from chop.questions.facts import read_question
+from chop.questions.matching import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
 from chop.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
@@ -154,7 +155,8 @@ def retrieve_for_question(
         return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())
-    resolution = resolve(question, cards)
+    facts = read_question(question)
+    resolution = resolve(facts, cards)
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
     search = search_for(ctx, meant or cards)
@@ -162,10 +164,10 @@ def retrieve_for_question(
         return fused(ctx, store, question, embedder, k)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
-        matched = resolve_by_chunk_values(question, resolution, [], [])
+        matched = resolve_by_chunk_values(facts, resolution, [], [])
     else:
         matched = resolve_by_chunk_values(
-            question,
+            facts,
             resolution,
             store.distinct_values(ctx.collection, "model"),
             store.distinct_values(ctx.collection, "category"),
@@ -212,7 +214,7 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    statements = named_statements(question) if doc_ids and all_filings(meant) else []
+    statements = facts.statements if doc_ids and all_filings(meant) else []
     if statements:
         found = [
             store.search(

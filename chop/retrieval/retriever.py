@@ -28,8 +28,8 @@ from pydantic import ConfigDict, Field
 
 from chop.config import Context
 from chop.models.construction import get_embedder
+from chop.questions.matching import resolution_state
 from chop.questions.query import clean_question
-from chop.questions.question import resolution_state
 from chop.retrieval.retrieve import retrieve_for_question
 from chop.store import Hit, store_for
 

@@ -75,6 +75,19 @@ def _dates(text: str) -> list[tuple[tuple[int, int], date]]:
     return sorted(found, key=lambda item: item[0][0])
 
 
+# A 52/53-week fiscal year closes on a weekday near a month's end; one that closes in the
+# first days of January is the year before's ("fiscal 2021" ends January 2, 2022).
+EARLY_JANUARY_DAYS = 7
+
+
+def fiscal_year_ending(end: date) -> int:
+    """The fiscal year a year-end date closes, when the filing does not name it: the calendar
+    year it ends in, except a 52/53-week year that spills a few days into January."""
+    if end.month == 1 and end.day <= EARLY_JANUARY_DAYS:
+        return end.year - 1
+    return end.year
+
+
 def year_number(value: str) -> int:
     """ "23" → 2023, "2023" → 2023."""
     number = int(value)

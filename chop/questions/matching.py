@@ -1,26 +1,22 @@
-"""Question resolution: which documents a question means, read without an LLM, in one place.
+"""Question resolution: which documents a question means, matched without an LLM, in one place.
 
-Typed cards in (chop.labelling.identity.DocumentCard, one per stored document), one typed
-``Resolution`` out: the documents meant (primary) and those that also cover what it names
-(secondary, weighed less), the label the question used ("Best Buy FY2023"), what it names that
-no document covers ("FY2030"), the question's topic without the words that name its documents,
-and why. chop.retrieval.retrieve turns a Resolution into a search; nothing else reads the question.
+What a question writes (chop.questions.facts.QuestionFacts) and the typed cards
+(chop.labelling.cards.DocumentCard, one per stored document) in, one typed ``Resolution`` out:
+the documents meant (primary) and those that also cover what it names (secondary, weighed
+less), the label the question used ("Best Buy FY2023"), what it names that no document covers
+("FY2030"), the question's topic without the words that name its documents, and why.
+chop.retrieval.retrieve turns a Resolution into a search.
 
-How a question is read:
-- a product model, compared in a normalised form (``Note10`` = ``Note 10`` = ``note-10``,
-  ``S9 Plus`` = ``S9+`` ≠ ``S9``), the longest complete name first;
+How what a question writes is matched:
+- a product model, compared in a normalised form (chop.text.names: ``Note10`` = ``Note 10``
+  = ``note-10``, ``S9 Plus`` = ``S9+`` ≠ ``S9``), the longest complete name first;
 - a company, by any name its filings go by in the collection: a registrant's or short name
   ("Best Buy"), written without case; a ticker or acronym ("BBY", "MGM", "J&J"), written in
   capitals; then, only when nothing else names a company, an abbreviation made of its words'
   beginnings ("AMEX") or its distinctive first word ("Adobe" of "Adobe Systems");
-- periods: "FY2022", "fiscal 2021", "Q2 of FY2023", "2021 Q1", "second fiscal quarter of
-  2023", "H1 FY2023", a date; a bare year ("as of 2022") only narrows, it is never declined;
+- periods ("FY2022", "Q2 of FY2023", "H1 FY2023", a date; a bare year only narrows, it is
+  never declined), by the filings that cover them (chop.questions.filings);
 - kinds: "10-K", "quarterly report", "earnings release", ....
-
-A period is matched by what each document covers: a fiscal year by its annual report (or a
-fourth-quarter release), named as the filing names it or by the calendar year it ends in; a
-quarter by its quarterly report, else by the annual report of its year; a year with only
-quarterly reports by those (a Q1 FY2023 release covers FY2023: it is not declined).
 """
 
 from __future__ import annotations
@@ -32,25 +28,19 @@ from dataclasses import dataclass
 from typing_extensions import TypedDict
 
 from chop.labelling.cards import DocumentCard, same_company_groups
-from chop.labelling.identity import FUNCTION_WORDS, short_name
-from chop.questions.facts import (
-    NAME_WORD,
-    POSSESSIVE,
-    Period,
-    abbreviates,
-    another_line,
-    line_words,
-    name_key,
-    name_keys,
-    name_tokens,
-    question_keys,
-    read_question,
-    twin_of_another_line,
-    written_words,
+from chop.questions.facts import POSSESSIVE, QuestionFacts
+from chop.questions.filings import (
+    covering,
+    current_reports,
+    latest_before,
+    latest_filings,
+    latest_report,
 )
-from chop.questions.filings import current_reports, latest_before, latest_report
 from chop.text.grounding import tokens
-from chop.types import ANNUAL_KINDS, PERIODIC_KINDS
+from chop.text.names import abbreviates, line_words, name_key, name_keys, name_tokens, short_name
+from chop.text.periods import Period
+from chop.text.words import FUNCTION_WORDS
+from chop.types import plain_copy
 
 # ------------------------------------------------------------------ the resolution
 
@@ -78,11 +68,12 @@ class Resolution:
         return self.documents + self.secondary
 
 
-def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str | None]:
+def _models_named(
+    facts: QuestionFacts, cards: Sequence[DocumentCard]
+) -> tuple[list[str], str | None]:
     """(documents, model) of the longest product model the question writes, complete first;
     a model of another brand or line than the one the question writes before it is not named."""
-    asked = question_keys(question)
-    parts = name_tokens(question)
+    asked, parts = facts.name_runs, facts.name_parts
     lines = line_words([c.product_model for c in cards if c.product_model and not c.is_filing])
     best: tuple[bool, int] = (False, 0)
     found: list[str] = []
@@ -100,11 +91,10 @@ def _models_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[st
     return found, model_name
 
 
-def _companies_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list[str], str]:
+def _companies_named(facts: QuestionFacts, cards: Sequence[DocumentCard]) -> tuple[list[str], str]:
     """(documents, rule) of the companies the question names; see the module docstring."""
-    asked = question_keys(question)
-    words = written_words(question)
-    written = set(words)
+    asked = facts.name_runs
+    written = set(facts.words)
 
     def strong(card: DocumentCard) -> bool:
         if any(a in written for a in card.acronyms):
@@ -114,13 +104,6 @@ def _companies_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list
     found = [c.doc_id for c in cards if c.is_filing and strong(c)]
     if found:
         return found, "company name"
-    # a capitalised word, not the question's first unless possessive ("Adobe's revenue ...")
-    raw = NAME_WORD.findall(question)
-    capitalised = [
-        w
-        for n, (w, as_written) in enumerate(zip(words, raw, strict=True))
-        if w[:1].isupper() and (n > 0 or POSSESSIVE.search(as_written))
-    ]
     found = [
         c.doc_id
         for c in cards
@@ -129,7 +112,8 @@ def _companies_named(question: str, cards: Sequence[DocumentCard]) -> tuple[list
     if found:
         return found, "abbreviation of the company name"
     firsts = _distinctive_first_words(cards)
-    found = [c.doc_id for c in cards if firsts.get(c.doc_id) in {w.lower() for w in capitalised}]
+    capitalised = {w.lower() for w in facts.capitalised}
+    found = [c.doc_id for c in cards if firsts.get(c.doc_id) in capitalised]
     return found, "first word of the company name" if found else ""
 
 
@@ -158,77 +142,14 @@ def _distinctive_first_words(cards: Sequence[DocumentCard]) -> dict[str, str]:
     return out
 
 
-def _annual_first(found: list[DocumentCard]) -> tuple[list[str], list[str]]:
-    """(reference, secondary): a fiscal year's reference is its annual report; an earnings
-    release or quarterly report covering the same year stays a candidate, weighed less."""
-    annual = [c.doc_id for c in found if c.kind in ANNUAL_KINDS]
-    if not annual:
-        return [c.doc_id for c in found], []
-    return annual, [c.doc_id for c in found if c.doc_id not in annual]
-
-
-def _covering(period: Period, pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], str]:
-    """(reference, secondary, rule) of the documents that cover ``period``; ([], [], "")
-    when none does."""
-    if period.day is not None:
-        near = [
-            c.doc_id
-            for c in pool
-            if any(d is not None and abs((d - period.day).days) <= 7 for d in (c.period_end, c.day))
-        ]
-        return near, [], "date" if near else ""
-    year = period.fiscal_year
-    whole = [c for c in pool if c.covers_whole_year and c.fiscal_year == year]
-    if period.fiscal_quarter is not None:
-        quarter = [
-            c.doc_id
-            for c in pool
-            if c.kind in PERIODIC_KINDS and c.fiscal_year == year
-            and c.fiscal_quarter == period.fiscal_quarter
-        ]  # fmt: skip
-        if quarter:
-            return quarter, [], "the quarter's report"
-        if whole:  # the annual report covers each of its quarters
-            return *_annual_first(whole), "the annual report of the quarter's year"
-        return [], [], ""
-    if whole:
-        return *_annual_first(whole), "the fiscal year as the filing names it"
-    by_end = [c for c in pool if c.year_by_end == year]
-    if by_end:
-        return *_annual_first(by_end), "the fiscal year named by the year it ends in"
-    partial = [c for c in pool if c.kind in PERIODIC_KINDS and c.fiscal_year == year]
-    if partial:  # a Q1 FY2023 report covers FY2023, as far as it goes
-        return [c.doc_id for c in partial], [], "the reports of the fiscal year so far"
-    return [], [], ""
-
-
-def _latest_filings(pool: Sequence[DocumentCard]) -> tuple[list[str], list[str], int]:
-    """(reference, secondary, fiscal year) for a question that names no period: the latest
-    annual report, and the periodic reports of that year or later; without an annual report,
-    every filing of the latest fiscal year."""
-    year_of = {c.doc_id: c.fiscal_year or 0 for c in pool}
-    annual = [c for c in pool if c.kind in ANNUAL_KINDS and year_of[c.doc_id]]
-    if not annual:
-        latest = max(year_of.values())
-        ids = [c.doc_id for c in pool]
-        return ([d for d in ids if year_of[d] == latest] if latest else ids), [], latest
-    latest = max(year_of[c.doc_id] for c in annual)
-    reference = [c.doc_id for c in annual if year_of[c.doc_id] == latest]
-    later = [
-        c.doc_id
-        for c in pool
-        if c.doc_id not in reference and c.kind in PERIODIC_KINDS and year_of[c.doc_id] >= latest
-    ]
-    return reference, later, latest
-
-
-def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
-    """The documents a question is about: its product model, else its company, narrowed by
-    the period and kind it names. A named period that no candidate covers is reported."""
+def resolve(facts: QuestionFacts, cards: Sequence[DocumentCard]) -> Resolution:
+    """The documents a question (as read by chop.questions.facts.read_question) is about: its
+    product model, else its company, narrowed by the period and kind it names. A named period
+    that no candidate covers is reported."""
     by_id = {c.doc_id: c for c in cards}
     why: list[str] = []
-    by_model, model = _models_named(question, cards)
-    by_company, rule = ([], "") if by_model else _companies_named(question, cards)
+    by_model, model = _models_named(facts, cards)
+    by_company, rule = ([], "") if by_model else _companies_named(facts, cards)
     candidates = by_model or by_company
     company = None
     if by_model:
@@ -238,7 +159,6 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         company = short_name(card.entity) if card.entity else (card.names or card.acronyms)[0]
         why.append(f"names {company} ({rule})")
     pool = [by_id[d] for d in candidates] if candidates else list(cards)
-    facts = read_question(question)
     unknown = None
     period_named: str | None = None
     secondary: list[str] = []
@@ -249,7 +169,7 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     if periods:
         # a comparison names several periods; the latest one is the report that holds all
         for period in sorted(periods, key=Period.order, reverse=True):
-            reference, also, how = _covering(period, pool)
+            reference, also, how = covering(period, pool)
             if reference:
                 candidates, secondary, period_named = reference, also, str(period)
                 why.append(f"{period}: {how}")
@@ -277,7 +197,7 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
     if undated and all(by_id[d].is_filing for d in candidates):
         # a company's filings and no period named: the question is about the company now,
         # as its latest annual report describes it; later periodic reports weigh less
-        candidates, secondary, latest = _latest_filings([by_id[d] for d in candidates])
+        candidates, secondary, latest = latest_filings([by_id[d] for d in candidates])
         if latest:
             period_named = f"FY{latest} (latest)"
             why.append(f"no period named: the latest, FY{latest}")
@@ -308,36 +228,56 @@ def resolve(question: str, cards: Sequence[DocumentCard]) -> Resolution:
         product_model=model,
         company=company,
         period=period_named,
-        topic=without_names(question, [by_id[d] for d in candidates + secondary]),
+        topic=without_names(facts.text, [by_id[d] for d in candidates + secondary]),
         why=tuple(why),
         filings=bool(cards)
         and all(c.is_filing for c in ([by_id[d] for d in candidates + secondary] or cards)),
     )
 
 
-# ------------------------------------------------------------------ chunk-level model values
+# ------------------------------------------------------------------ brands and product lines
 
-_model_like = re.compile(r"\b(?=[A-Za-z0-9+-]*\d)(?=[A-Za-z0-9+-]*[A-Za-z])[A-Za-z0-9][\w+-]{1,15}")
-# periods and forms ("FY2023", "Q2", "10-K", "1990s") look like model numbers but are not
-_not_a_model = re.compile(
-    r"^(fy'?\d{2,4}|[qh][1-4]|\d{1,2}-?[kqf]|(19|20)\d\d[a-z]?|\d+(st|nd|rd|th|s))$"
-)
-_NOT_MODELS = {
-    "wi-fi",
-    "usb",
-    "5g",
-    "4g",
-    "3g",
-    "4k",
-    "8k",
-    "2k",
-    "hd",
-    "mp3",
-    "mp4",
-    "1st",
-    "2nd",
-    "3rd",
-}
+
+def written_before(question_parts: Sequence[str], key: str) -> str | None:
+    """The token the question writes right before the run of its tokens that spells ``key``
+    ("coolwave" before "330c" in "... of the Coolwave 330C?")."""
+    for start in range(len(question_parts)):
+        run = ""
+        for end in range(start, len(question_parts)):
+            run += question_parts[end]
+            if run == key:
+                return question_parts[start - 1] if start else None
+            if not key.startswith(run):
+                break
+    return None
+
+
+def another_line(question_parts: Sequence[str], key: str, name: str, lines: set[str]) -> bool:
+    """Whether the question writes another brand or line right before ``key`` than the model
+    ``name`` has: "Coolwave 330C" does not name the "Breeze 330C". A name with no brand of
+    its own ("S10", beside "Galaxy S9") is any line's: "Galaxy S10" names it."""
+    before = written_before(question_parts, key)
+    own = name_tokens(name)
+    return before is not None and before in lines and len(own) > 1 and before not in own
+
+
+def twin_of_another_line(facts: QuestionFacts, models: Sequence[str]) -> str | None:
+    """The model the question names as it writes it ("Coolwave 330C") when the collection
+    has that model number only in another brand or line ("Breeze 330C"): another product,
+    which no document covers."""
+    question = facts.text
+    parts, lines = facts.name_parts, line_words(models)
+    for token in parts:
+        if not any(ch.isdigit() for ch in token):
+            continue
+        twins = [m for m in models if tokens(m) and tokens(m)[-1] == token]
+        if twins and all(another_line(parts, token, m, lines) for m in twins):
+            written = re.search(rf"\b([\w&'-]+)\s+({re.escape(token)})\b", question, re.I)
+            return f"{written.group(1)} {written.group(2)}" if written else token.upper()
+    return None
+
+
+# ------------------------------------------------------------------ chunk-level model values
 
 
 @dataclass(frozen=True)
@@ -354,22 +294,25 @@ def _contains(question_tokens: list[str], value_tokens: list[str]) -> bool:
     )
 
 
-def best_match(question: str, values: list[str]) -> str | None:
+def best_match(question: str, values: Sequence[str]) -> str | None:
     """The longest stored value whose tokens appear, in order, in the question."""
     question_tokens = tokens(question)
     matches = [v for v in values if _contains(question_tokens, tokens(v))]
     return max(matches, key=lambda v: (len(tokens(v)), len(v)), default=None)
 
 
-def match_question(question: str, models: list[str], categories: list[str]) -> QuestionCNM:
+def match_question(
+    facts: QuestionFacts, models: Sequence[str], categories: Sequence[str]
+) -> QuestionCNM:
     """The stored chunk-level model (and category) values a question names, by whole tokens,
     longest first ("Galaxy S9+" is not "Galaxy S9"); a model-like token that matches nothing
     stored ("999Z") is reported as an unknown model. No LLM."""
+    question = facts.text
     model = best_match(question, models)
     # A bare series name ("S10") matches "Galaxy S10" when exactly one stored model ends so.
     if model is None:
         known = {t for m in models for t in tokens(m)}
-        parts, lines = name_tokens(question), line_words(models)
+        parts, lines = facts.name_parts, line_words(models)
         for token in tokens(question):
             owners = [
                 m
@@ -381,18 +324,9 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
                 break
         unknown = None
         if model is None:
-            unknown = twin_of_another_line(question, models)
+            unknown = twin_of_another_line(facts, models)
         if model is None and unknown is None:
-            for candidate in _model_like.findall(question):
-                lowered = candidate.lower()
-                if (
-                    lowered not in _NOT_MODELS
-                    and lowered not in known
-                    and not lowered.isdigit()
-                    and not _not_a_model.match(lowered)
-                ):
-                    unknown = candidate
-                    break
+            unknown = next((w for w in facts.model_like if w.lower() not in known), None)
     else:
         unknown = None
     return QuestionCNM(
@@ -401,13 +335,13 @@ def match_question(question: str, models: list[str], categories: list[str]) -> Q
 
 
 def resolve_by_chunk_values(
-    question: str, resolution: Resolution, models: list[str], categories: list[str]
+    facts: QuestionFacts, resolution: Resolution, models: Sequence[str], categories: Sequence[str]
 ) -> QuestionCNM:
     """The question's CNM when no card names its document: the chunk-level model values it
-    writes (chop.questions.query), else a model-like word no document has (reported as unknown)."""
+    writes (the chunks' CNM), else a model-like word no document has (reported as unknown)."""
     if resolution.documents:
         return QuestionCNM(model=resolution.label, category=None, unknown_model=resolution.unknown)
-    matched = match_question(question, models, categories)
+    matched = match_question(facts, models, categories)
     if resolution.unknown:
         return QuestionCNM(matched.model, matched.category, resolution.unknown)
     return matched
@@ -477,14 +411,4 @@ class ResolutionState(TypedDict):
 
 
 def resolution_state(resolution: Resolution) -> ResolutionState:
-    return ResolutionState(
-        documents=list(resolution.documents),
-        secondary=list(resolution.secondary),
-        label=resolution.label,
-        unknown=resolution.unknown,
-        company=resolution.company,
-        period=resolution.period,
-        why=list(resolution.why),
-        topic=resolution.topic,
-        filings=resolution.filings,
-    )
+    return plain_copy(ResolutionState, resolution)
