@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.emanual import DEFAULT_OUT
 from bench.emanual_data import (
     OTHER_CORPORA,
     S10_CORPUS,
@@ -62,7 +62,7 @@ from bench.metrics import (
     token_f1,
     yes_no_of,
 )
-from bench.report import cell, log, md_table, publish
+from bench.report import REPO_ROOT, cell, log, md_table, publish
 from chop.answers.answering import UNSAID
 from chop.config import Context
 from chop.models.llm import chat_messages, structured_call
@@ -561,7 +561,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_collection_arguments(p: argparse.ArgumentParser) -> None:
-    """Where the manuals are read from and stored, shared with bench.generators."""
+    """Where the manuals are read from and stored, shared with bench.studies.generators."""
     p.add_argument(
         "--no-ingest", action="store_true", help="use collections that have documents as they are"
     )

@@ -40,7 +40,6 @@ from bench.emanual import (
     CHOP_RETRIEVAL,
     DEFAULT_OUT,
     PLAIN_RETRIEVAL,
-    REPO_ROOT,
     IndexStats,
     MemoEmbedder,
     build_index,
@@ -57,7 +56,7 @@ from bench.emanual_data import (
     load_questions,
 )
 from bench.metrics import mean
-from bench.report import log, md_table, run_cli, script_parser, write_files
+from bench.report import REPO_ROOT, log, md_table, run_cli, script_parser, write_files
 from chop.config import Context
 from chop.models.construction import ModelUnavailable, get_embedder
 from chop.models.embedders import embed_queries

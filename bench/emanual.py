@@ -67,7 +67,7 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
-from bench.report import add_data_argument, log, run_cli, script_parser
+from bench.report import RESULTS, SHARED_DATA, add_data_argument, log, run_cli, script_parser
 from chop.config import GATE_BAND, Context
 from chop.models.construction import ModelUnavailable, chat_model_identity, get_embedder
 from chop.models.embedders import Embedder, embed_queries
@@ -78,9 +78,8 @@ from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
 
 __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_DATA = SHARED_DATA / "emanual-qa"
+DEFAULT_OUT = RESULTS
 METHODS = ("naive", "naive_title", "title_heading", "chop", "cosine")
 DEFAULT_METHODS = ("naive", "naive_title", "title_heading", "chop")
 PLAIN_RETRIEVAL = "plain vector search (Store.search), no boosts or filters"

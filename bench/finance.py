@@ -37,7 +37,6 @@ from typing import Any
 from bench.emanual import (
     DEFAULT_METHODS,
     DEFAULT_OUT,
-    REPO_ROOT,
     IndexStats,
     MemoEmbedder,
     build_index,
@@ -49,6 +48,7 @@ from bench.emanual import (
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
 from bench.report import (
+    REPO_ROOT,
     add_data_argument,
     llm_work,
     log,

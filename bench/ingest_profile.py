@@ -36,7 +36,7 @@ from typing import Any
 
 from psycopg import sql
 
-from bench.report import log, md_table, publish
+from bench.report import RESULTS, log, md_table, publish
 from chop.api import ingest
 from chop.config import Context
 from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
@@ -48,7 +48,7 @@ from chop.store import Store, store_for
 from chop.store.schema import _tables
 from chop.store.writes import COPIED_CHUNK_COLUMNS
 
-DEFAULT_PROFILE_OUT = Path(__file__).resolve().parent / "results" / "ingest-profile"
+DEFAULT_PROFILE_OUT = RESULTS / "ingest-profile"
 EMBED_BATCH = 32
 EMBED_SAMPLE = 2000  # chunks the embed ceiling encodes per pass
 REPEATS = 2  # each ceiling is the best of this many passes

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
-from bench.report import log, script_parser, write_report
+from bench.report import REPO_ROOT, RESULTS, log, script_parser, write_report
 from chop.api import ingest
 from chop.config import Context
 from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
@@ -55,8 +55,7 @@ from chop.reading.documents import SourceDocument
 from chop.reading.loaders import load_paths
 from chop.store import store_for
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_OUT = RESULTS
 DEFAULT_CONCURRENCY = (1, 4, 16)
 DEFAULT_CHUNKS = 120
 STAT_KEYS = ("llm_calls", "cache_hits", "llm_seconds", "embed_seconds", "chunks", "embedded")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.report import log, run_cli
+from bench.report import log, run_cli, script_parser
 from bench.resolution import SUBSETS, opening
 from chop.config import Context
 from chop.labelling.profile import STORED_KEY, document_profile, stored_profile
@@ -64,8 +64,7 @@ def run(args: argparse.Namespace) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.recard", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = script_parser("bench.recard", __doc__)
     p.add_argument("--collection", required=True)
     p.add_argument("--subset", choices=sorted(SUBSETS), help="(for the record only)")
     return p

@@ -10,6 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = REPO_ROOT / "bench" / "results"  # published runs; studies write here too
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the data sets, beside the repository
 KS = (1, 3, 5, 10)
 LABELS = {"hit": "Hit", "mrr": "MRR"}
 LABELS_K = {"hit@1": "Hit@1", "hit@10": "Hit@10", "mrr@10": "MRR@10", "doc@1": "Doc@1"}

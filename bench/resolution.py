@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import chop.reading.loaders
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.emanual import DEFAULT_OUT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
-from bench.report import log, md_table, run_cli, write_report
+from bench.report import REPO_ROOT, log, md_table, run_cli, script_parser, write_report
 from chop.config import Context
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.profile import COVER_CHARS, document_profile
@@ -212,11 +212,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.resolution",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.resolution", __doc__)
     p.add_argument(
         "--subsets",
         type=lambda v: [x for x in v.split(",") if x],

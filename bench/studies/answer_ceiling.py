@@ -1,7 +1,7 @@
 """How far an extractive answer could go on the E-Manual answer set, from the answers already
 published by bench.answers (no model, no database):
 
-    python -m bench.answer_ceiling        # reads bench/results/answers/emanual.jsonl
+    python -m bench.studies.answer_ceiling        # reads bench/results/answers/emanual.jsonl
 
 Per question it scores, by ROUGE-L against the reference answer: the published answer; the
 answer cut to its first N sentences (does a shorter quote score better?); the whole gold
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.answers import EMANUAL_DATA, emanual_cases, published, scored
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
-from bench.report import md_table, script_parser
+from bench.report import REPO_ROOT, md_table, script_parser
 from chop.answers.answering import split_sentences
 
 MAX_RUN = 12  # sentences in the oracle's run, at most
@@ -106,7 +106,7 @@ def markdown(results: dict[str, Any]) -> str:
     means = results["mean_rouge_l"]
     return "\n".join(
         [
-            "# How far an extractive answer could go (bench.answer_ceiling)",
+            "# How far an extractive answer could go (bench.studies.answer_ceiling)",
             "",
             f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
             f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
@@ -130,7 +130,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = script_parser("bench.answer_ceiling", __doc__)
+    p = script_parser("bench.studies.answer_ceiling", __doc__)
     p.add_argument("--answers", default=str(DEFAULT_OUT / "answers" / "emanual.jsonl"))
     p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "answer-ceiling")

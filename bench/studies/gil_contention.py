@@ -2,7 +2,7 @@
 gil_handed_back_often): the local embedder's chunks/s alone and beside busy Python threads,
 at Python's default switch interval (5 ms) and at chop's.
 
-    python -m bench.gil_contention [--chunks 320] [--rounds 2]
+    python -m bench.studies.gil_contention [--chunks 320] [--rounds 2]
 
 The embedder is chop's default (get_embedder, default Context), embedding the same synthetic
 filing-like texts each time; the busy threads run a pure-Python loop, as the ingest graph's
@@ -94,7 +94,7 @@ def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
     return "\n".join(
         [
-            "# MiniLM beside busy Python threads (bench.gil_contention)",
+            "# MiniLM beside busy Python threads (bench.studies.gil_contention)",
             "",
             f"{s['date']} · {s['embedder']}, {s['chunks']} texts, {s['rounds']} rounds, "
             f"{s['cpu_count']} cores, load average at start {s['load_average_at_start'][0]:.1f}",
@@ -112,7 +112,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = script_parser("bench.gil_contention", __doc__)
+    p = script_parser("bench.studies.gil_contention", __doc__)
     p.add_argument("--chunks", type=int, default=320)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "gil-contention")
