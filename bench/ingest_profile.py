@@ -26,17 +26,15 @@ is the best of REPEATS passes.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from psycopg import sql
 
-from bench.report import RESULTS, log, md_table, publish
+from bench.report import RESULTS, dated, log, machine, md_table, publish
 from chop.api import ingest
 from chop.config import Context
 from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
@@ -227,18 +225,18 @@ def run_profile(
         if not keep:
             store.drop_collection(ctx.collection)
     results = {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "paths": paths,
-            "chat_provider": ctx.chat_provider,
-            "chat_model": ctx.chat_model,
-            "embedder": embedder.name,
-            "continuity_mode": ctx.continuity_mode,
-            "use_cache": ctx.use_cache,
-            "max_concurrency": ctx.max_concurrency,
-            "cpu_count": os.cpu_count(),
-            "load_average_at_start": list(os.getloadavg()),
-        },
+        "settings": dated(
+            {
+                "paths": paths,
+                "chat_provider": ctx.chat_provider,
+                "chat_model": ctx.chat_model,
+                "embedder": embedder.name,
+                "continuity_mode": ctx.continuity_mode,
+                "use_cache": ctx.use_cache,
+                "max_concurrency": ctx.max_concurrency,
+                **machine(),
+            }
+        ),
         "ingest": {
             "documents": len(records),
             "pages": pages,

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -38,12 +37,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
-from bench.report import REPO_ROOT, RESULTS, log, script_parser, write_report
+from bench.report import REPO_ROOT, RESULTS, dated, log, machine, script_parser, write_report
 from chop.api import ingest
 from chop.config import Context
 from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
@@ -270,21 +268,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tag = uuid.uuid4().hex[:8]
     created: list[str] = []
     results: dict[str, Any] = {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "stub": STUB_NOTICE,
-            "stub_latency_s": list(args.latency),
-            "seed": args.seed,
-            "target_chunks": args.chunks,
-            "embedder": base.embedding_model,
-            "chunk_tokens": base.chunk_tokens,
-            "chunk_overlap": base.chunk_overlap,
-            "continuity_mode": "llm",
-            "structured_output": "json_schema",
-            "cpu_count": os.cpu_count(),
-            "load_average_at_start": list(os.getloadavg()),
-            "stall_timeout_s": args.stall_timeout,
-        },
+        "settings": dated(
+            {
+                "stub": STUB_NOTICE,
+                "stub_latency_s": list(args.latency),
+                "seed": args.seed,
+                "target_chunks": args.chunks,
+                "embedder": base.embedding_model,
+                "chunk_tokens": base.chunk_tokens,
+                "chunk_overlap": base.chunk_overlap,
+                "continuity_mode": "llm",
+                "structured_output": "json_schema",
+                "stall_timeout_s": args.stall_timeout,
+                **machine(),
+            }
+        ),
         "concurrency": [],
     }
     try:

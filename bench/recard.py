@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.report import log, run_cli, script_parser
+from bench.report import log, script_main, script_parser
 from bench.resolution import SUBSETS, opening
 from chop.config import Context
 from chop.labelling.profile import STORED_KEY, document_profile, stored_profile
@@ -70,8 +69,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, ())
+main = script_main(parser, run)
 
 
 if __name__ == "__main__":

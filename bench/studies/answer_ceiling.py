@@ -16,14 +16,13 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.answers import EMANUAL_DATA, emanual_cases, published, scored
+from bench.answers import EMANUAL_DATA, emanual_cases, scored
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
-from bench.report import REPO_ROOT, md_table, script_parser
+from bench.report import REPO_ROOT, dated, md_table, page, script_main, script_parser
 from chop.answers.answering import split_sentences
 
 MAX_RUN = 12  # sentences in the oracle's run, at most
@@ -84,10 +83,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "answer quotes another section": [r for r in rows if not r["quotes_gold"]],
     }
     return {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "answers": os.path.relpath(args.answers, REPO_ROOT),
-        },
+        "settings": dated({"answers": os.path.relpath(args.answers, REPO_ROOT)}),
         "questions": len(rows),
         "mean_rouge_l": {k: round(mean([r[k] for r in rows]), 3) for k in keys},
         "by_section": {
@@ -104,28 +100,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any]) -> str:
     means = results["mean_rouge_l"]
-    return "\n".join(
-        [
-            "# How far an extractive answer could go (bench.studies.answer_ceiling)",
-            "",
-            f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
-            f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
-            "",
-            md_table(["answer as", "mean ROUGE-L"], [[k, v] for k, v in means.items()]),
-            "",
-            md_table(
-                ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
-                [
-                    [name, g["questions"], g["answer"], g["gold_section"]]
-                    for name, g in results["by_section"].items()
-                ],
-            ),
-            "",
-            "gold_best_run: the best run of consecutive sentences of the gold section, chosen "
-            "knowing the reference (an oracle: the most sentence selection inside the right "
-            "section could score). answer_first_N: the published answer cut to N sentences.",
-            "",
-        ]
+    return page(
+        "How far an extractive answer could go (bench.studies.answer_ceiling)",
+        f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
+        f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
+        md_table(["answer as", "mean ROUGE-L"], [[k, v] for k, v in means.items()]),
+        md_table(
+            ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
+            [
+                [name, g["questions"], g["answer"], g["gold_section"]]
+                for name, g in results["by_section"].items()
+            ],
+        ),
+        "gold_best_run: the best run of consecutive sentences of the gold section, chosen "
+        "knowing the reference (an oracle: the most sentence selection inside the right "
+        "section could score). answer_first_N: the published answer cut to N sentences.",
     )
 
 
@@ -137,8 +126,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return published(parser().parse_args(argv), run, markdown)
+main = script_main(parser, run, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.emanual import DEFAULT_OUT
-from bench.report import log, md_table, run_cli, script_parser, write_report
+from bench.report import log, md_table, script_main, script_parser, write_report
 from chop.config import Context
 from chop.models.construction import ModelUnavailable, get_embedder
 from chop.models.embedders import Embedder
@@ -265,8 +265,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (ModelUnavailable, subprocess.CalledProcessError))
+main = script_main(parser, run, expected=(ModelUnavailable, subprocess.CalledProcessError))
 
 
 if __name__ == "__main__":
