@@ -34,7 +34,7 @@ from typing import Any
 
 from psycopg import sql
 
-from bench.report import RESULTS, dated, log, machine, md_table, publish
+from bench.report import RESULTS, dated, log, machine, machine_line, md_table, publish
 from chop.api import ingest
 from chop.config import Context
 from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
@@ -276,8 +276,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"{', '.join(Path(p).name for p in s['paths'])}: {done['documents']} documents, "
         f"{done['pages']} PDF pages, {done['chunks_stored']} chunks. Default settings "
         f"({s['chat_provider']} chat model {s['chat_model']}, embedder {s['embedder']}, "
-        f"continuity_mode {s['continuity_mode']}), LLM cache off; {s['cpu_count']} CPU "
-        f"cores, load average at start {s['load_average_at_start'][0]:.1f}; {s['date']}.",
+        f"continuity_mode {s['continuity_mode']}), LLM cache off; {machine_line(s)}; "
+        f"{s['date']}.",
         "",
         "## Stages",
         "",

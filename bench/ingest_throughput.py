@@ -41,7 +41,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
-from bench.report import REPO_ROOT, RESULTS, dated, log, machine, script_parser, write_report
+from bench.report import (
+    REPO_ROOT,
+    RESULTS,
+    dated,
+    log,
+    machine,
+    machine_line,
+    script_parser,
+    write_report,
+)
 from chop.api import ingest
 from chop.config import Context
 from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
@@ -386,8 +395,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"> {s['stub']}: {s['stub_latency_s'][0]}-{s['stub_latency_s'][1]} s per call "
         f"(seed {s['seed']}). {documents} documents, continuity_mode=llm, "
-        f"embedder {s['embedder']} on {s['cpu_count']} CPU cores "
-        f"(load average at start {s['load_average_at_start'][0]:.1f}), {s['date']}.",
+        f"embedder {s['embedder']} on {machine_line(s)}, {s['date']}.",
         "",
         "## Concurrency (use_cache=False)",
         "",

@@ -31,6 +31,12 @@ def machine() -> dict[str, Any]:
     return {"cpu_count": os.cpu_count(), "load_average_at_start": list(os.getloadavg())}
 
 
+def machine_line(settings: Mapping[str, Any]) -> str:
+    """What ``machine()`` recorded, as results.md says it."""
+    load = settings["load_average_at_start"][0]
+    return f"{settings['cpu_count']} CPU cores, load average at start {load:.1f}"
+
+
 def run_header(subset: str, data: Path | str, embedder: str, **more: Any) -> dict[str, Any]:
     """The settings of a run over a data set: which subset of which data, when, with which
     embedder; then ``more``."""

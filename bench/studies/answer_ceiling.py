@@ -99,12 +99,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    means = results["mean_rouge_l"]
     return page(
         "How far an extractive answer could go (bench.studies.answer_ceiling)",
         f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
         f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
-        md_table(["answer as", "mean ROUGE-L"], [[k, v] for k, v in means.items()]),
+        md_table(["answer as", "mean ROUGE-L"], list(results["mean_rouge_l"].items())),
         md_table(
             ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
             [

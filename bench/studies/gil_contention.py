@@ -21,7 +21,7 @@ from typing import Any
 
 import chop.models.embedders
 from bench.emanual import DEFAULT_OUT
-from bench.report import dated, keyed_table, machine, page, script_main, script_parser
+from bench.report import dated, keyed_table, machine, machine_line, page, script_main, script_parser
 from chop.config import Context
 from chop.models.construction import get_embedder
 
@@ -98,7 +98,7 @@ def markdown(results: dict[str, Any]) -> str:
     return page(
         "MiniLM beside busy Python threads (bench.studies.gil_contention)",
         f"{s['date']} · {s['embedder']}, {s['chunks']} texts, {s['rounds']} rounds, "
-        f"{s['cpu_count']} cores, load average at start {s['load_average_at_start'][0]:.1f}",
+        + machine_line(s),
         keyed_table(COLUMNS, results["rows"]),
     )
 
