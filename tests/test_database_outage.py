@@ -28,13 +28,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def database_outage(data_dir: str, seconds: float) -> None:
-    """Stop the embedded server for ``seconds``, then start it as it was."""
-    options = stop_database(data_dir)
-    time.sleep(seconds)
-    start_database(data_dir, options)
-
-
 def outage_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "chop.store"]
 

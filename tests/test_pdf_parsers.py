@@ -19,16 +19,18 @@ from chop.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
 from tests.pdfs import (
     BODY,
     BOLD,
+    FILING,
     LARGE,
+    MANUAL,
     OTHER,
     encrypt_pdf,
     literal,
     make_pdf,
     make_styled_pdf,
     ops_pdf,
+    sections,
     with_outline,
 )
-from tests.test_pdf_headings import FILING, MANUAL, sections
 
 
 def load(tmp_path: Path, data: bytes, parser: Parser) -> SourceDocument:
