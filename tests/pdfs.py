@@ -1,6 +1,5 @@
-"""Small valid PDFs made in the tests (offsets computed), pypdf's edits of them, and two
-layouts the PDF tests share: a manual (MANUAL) and an SEC filing (FILING). A harness, not
-tests."""
+"""Small valid PDFs made in the tests (offsets computed), and pypdf's edits of them (a
+harness, not tests; the layouts two test modules share are in tests/pdf_layouts.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +7,6 @@ import io
 from collections.abc import Callable, Sequence
 
 from pypdf import PdfReader, PdfWriter
-
-from chop.reading.documents import SourceDocument
 
 BODY, BOLD, LARGE, OTHER = "body", "bold", "large", "other font"
 Line = tuple[str, str]  # (text, style)
@@ -149,66 +146,3 @@ def with_outline(data: bytes, outline: list[tuple[str, int, list[tuple[str, int]
                 writer.add_outline_item(title=child, page_number=child_page, parent=parent)
 
     return rewritten(data, add)
-
-
-# --------------------------------------------------------------------------- shared layouts
-MANUAL = [
-    [("Blender B3 Manual", LARGE), ("Welcome to your blender.", BODY)],
-    [("Safety", BOLD), ("Keep fingers out.", BODY), ("Cleaning", BOLD), ("Rinse the jar.", BODY)],
-    [("Dry the jar before storing it.", BODY)],
-]
-
-HEADER = ("Acme Corp Annual Report", BOLD)  # a running header: on every page, never a heading
-
-FILING = [
-    [
-        HEADER,
-        ("TABLE OF CONTENTS", BOLD),
-        ("PART I 2", BOLD),
-        ("Item 1. Business 2", BODY),
-        ("Item 1A. Risk Factors 3", BODY),
-        ("PART II 4", BOLD),
-        ("Item 7. Management Discussion and Analysis 4", BODY),
-        ("Page 1", BOLD),
-    ],
-    [
-        HEADER,
-        ("PART I", BOLD),
-        ("Item 1. Business", BOLD),
-        ("We make anvils.", BODY),
-        ("Products", BOLD),
-        ("Anvils and rockets.", BODY),
-        ("Total 2022 2023", BOLD),  # a table row, not a heading
-        ("Page 2", BOLD),
-    ],
-    [
-        HEADER,
-        ("More about our products.", BODY),
-        ("Item 1A. Risk Factors", BOLD),
-        ("Item 7 of this report discusses demand, which may fall.", BODY),  # a reference
-        ("Rocket Supply", LARGE),
-        ("Rockets may be late.", BODY),
-        ("Page 3", BOLD),
-    ],
-    [
-        HEADER,
-        ("PART II", BOLD),
-        ("Item 7. Management Discussion and Analysis", BOLD),
-        ("Our results depend on the supply of rockets and anvils, which we buy from", BOLD),
-        ("several vendors under long-term contracts with fixed prices.", BOLD),
-        ("Sales grew.", BODY),
-        ("Page 4", BOLD),
-    ],
-]
-
-
-def sections(doc: SourceDocument) -> list[tuple[int, str | None, str]]:
-    """(page, heading path, first line) of every span, in document order."""
-    return [
-        (
-            span["meta"]["page"],
-            span["meta"].get("heading"),
-            doc["text"][span["start"] : span["end"]].split("\n")[0],
-        )
-        for span in doc["spans"]
-    ]

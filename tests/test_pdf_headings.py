@@ -7,17 +7,8 @@ from pathlib import Path
 
 from chop.reading.documents import SourceDocument, span_meta_at
 from chop.reading.loaders import load_file
-from tests.pdfs import (
-    BODY,
-    BOLD,
-    FILING,
-    LARGE,
-    MANUAL,
-    OTHER,
-    make_styled_pdf,
-    sections,
-    with_outline,
-)
+from tests.pdf_layouts import FILING, MANUAL, sections
+from tests.pdfs import BODY, BOLD, LARGE, OTHER, make_styled_pdf, with_outline
 
 
 def load(tmp_path: Path, data: bytes) -> SourceDocument:
@@ -27,7 +18,7 @@ def load(tmp_path: Path, data: bytes) -> SourceDocument:
     return doc
 
 
-# ------------------------------------------------------------ outline (MANUAL: tests/pdfs.py)
+# ------------------------------------------------------- outline (MANUAL: tests/pdf_layouts.py)
 
 
 def test_outline_gives_heading_paths_split_where_each_title_stands(tmp_path: Path) -> None:
@@ -70,7 +61,7 @@ def test_outline_wins_over_layout(tmp_path: Path) -> None:
     assert {span["meta"].get("heading") for span in doc["spans"]} == {"Everything"}
 
 
-# ------------------------------------------------------------- layout (FILING: tests/pdfs.py)
+# -------------------------------------------------------- layout (FILING: tests/pdf_layouts.py)
 
 
 def test_layout_headings_nest_parts_items_larger_fonts_and_bold_lines(tmp_path: Path) -> None:

@@ -16,19 +16,17 @@ from chop.reading.documents import SourceDocument
 from chop.reading.loaders import LoadError, load_file, pdf_pdfium
 from chop.reading.loaders import pdf as pdf_loader
 from chop.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
+from tests.pdf_layouts import FILING, MANUAL, sections
 from tests.pdfs import (
     BODY,
     BOLD,
-    FILING,
     LARGE,
-    MANUAL,
     OTHER,
     encrypt_pdf,
     literal,
     make_pdf,
     make_styled_pdf,
     ops_pdf,
-    sections,
     with_outline,
 )
 
