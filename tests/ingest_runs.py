@@ -4,10 +4,12 @@ collection was made with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
 
+from chop.api import ingest
 from chop.config import Context
 from chop.store import CollectionRecord, Store
 from chop.store.pgserver import resolve_database_url
@@ -48,6 +50,13 @@ def write_manual(folder: Path, name: str, title: str, *sections: str) -> Path:
     path = folder / name
     path.write_text(f"# {title}\n\n" + "\n\n".join(sections), encoding="utf-8")
     return path
+
+
+def ingested(ctx: Context, folder: Path, write: Callable[[Path], object]) -> Context:
+    """``ctx``, once the manuals ``write`` puts in ``folder`` are ingested into its collection."""
+    write(folder)
+    ingest([folder], context=ctx)
+    return ctx
 
 
 def made_with(store: Store, ctx: Context) -> CollectionRecord:

@@ -25,6 +25,7 @@ from tests.ingest_runs import (
     Crash,
     checkpointed_threads,
     crash_after,
+    ingested,
     made_with,
     small,
     write_manual,
@@ -53,9 +54,7 @@ class HashingEmbedder:
 def minilm_collection(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> Context:
-    write_sample_corpus(tmp_path / "manuals")
-    ingest([tmp_path / "manuals"], context=context)
-    return context
+    return ingested(context, tmp_path / "manuals", write_sample_corpus)
 
 
 def test_a_collection_records_its_embedder_and_the_settings_it_was_made_with(

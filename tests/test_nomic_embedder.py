@@ -29,7 +29,7 @@ from chop.models.weights import (
 )
 from chop.store import EmbedderMismatch, Store
 from tests.fakes import ScriptedChatModel
-from tests.ingest_runs import made_with, write_manual
+from tests.ingest_runs import ingested, made_with, write_manual
 
 pytestmark = pytest.mark.nomic
 
@@ -87,10 +87,10 @@ def test_an_unknown_local_embedder_is_one_clear_error(data_dir: Path) -> None:
 def nomic_collection(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> Context:
-    ctx = context.with_overrides(embedding_model=NOMIC)
-    write_manual(tmp_path / "manuals", "330c.md", "Coolwave 330C Manual", FILTER, WIFI)
-    ingest([tmp_path / "manuals"], context=ctx)
-    return ctx
+    def manual(folder: Path) -> Path:
+        return write_manual(folder, "330c.md", "Coolwave 330C Manual", FILTER, WIFI)
+
+    return ingested(context.with_overrides(embedding_model=NOMIC), tmp_path / "manuals", manual)
 
 
 def test_a_nomic_collection_records_the_embedder_and_its_prefixes_and_answers_with_it(
