@@ -1,6 +1,6 @@
-"""Ingest runs for the tests (a harness, not tests): manuals written to a folder, a run
-crashed after some LLM calls, the threads a durable run checkpointed, and the record a
-collection was made with."""
+"""Ingest runs for the tests (a harness, not tests): manuals written to a folder and
+ingested, two near-identical manuals, a run crashed after some LLM calls, the threads a durable
+run checkpointed, and the record a collection was made with."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import psycopg
 
 from chop.api import ingest
 from chop.config import Context
+from chop.reading.documents import make_document
 from chop.store import CollectionRecord, Store
 from chop.store.pgserver import resolve_database_url
 from tests.fakes import ScriptedChatModel, sensible_reply
@@ -56,6 +57,26 @@ def ingested(ctx: Context, folder: Path, write: Callable[[Path], object]) -> Con
     """``ctx``, once the manuals ``write`` puts in ``folder`` are ingested into its collection."""
     write(folder)
     ingest([folder], context=ctx)
+    return ctx
+
+
+TWIN_FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3
+TWIN_TANK = "Empty the water tank of the {model} when the full light shows, then refit it. " * 3
+
+
+def twin_manuals(context: Context) -> Context:
+    """Two near-identical air purifier manuals that differ only in their numbers (the chat
+    tests' conversations go between them)."""
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
+    docs = [
+        make_document(
+            f"m{w}",
+            f"Coolwave {m}",
+            "\n\n".join([TWIN_FILTER.format(weeks=w), TWIN_TANK.format(model=m)]),
+        )
+        for m, w in (("225B", 2), ("330C", 4))
+    ]
+    ingest(documents=docs, context=ctx)
     return ctx
 
 
