@@ -1,5 +1,8 @@
-"""Writing benchmark runs: the helpers every bench script shares (log, Markdown tables, JSON
-and Markdown files), and the E-Manual run's results.json, results.md and chart.png."""
+"""What every bench script shares, in one place: the repository's paths (REPO_ROOT, RESULTS,
+SHARED_DATA), a run's settings header (dated, machine, run_header), the command line
+(script_parser, script_main, --data, --only), Markdown tables and pages, results.json and
+results.md; and the E-Manual run's results.json, results.md and chart.png (bench.emanual,
+bench.finance)."""
 
 from __future__ import annotations
 
