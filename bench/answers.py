@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.emanual import DEFAULT_OUT
 from bench.emanual_data import (
     OTHER_CORPORA,
     S10_CORPUS,
@@ -62,7 +62,7 @@ from bench.metrics import (
     token_f1,
     yes_no_of,
 )
-from bench.report import cell, log, md_table, publish
+from bench.report import REPO_ROOT, add_only_argument, cell, log, md_table, script_main
 from chop.answers.answering import UNSAID
 from chop.config import Context
 from chop.models.llm import chat_messages, structured_call
@@ -546,12 +546,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--remote-per-kind", type=int, default=25, help="0: all 684 questions")
     p.add_argument("--remote-kinds", default="", help="comma-separated kinds (Yes/No, ...)")
     p.add_argument("--previous", action="store_true", help="also run the previous generator")
-    p.add_argument(
-        "--only",
-        type=lambda v: [x for x in v.split(",") if x],
-        default=[],
-        help="FinanceBench: only the questions whose evidence filings start with one of these "
-        "(e.g. ADOBE,NIKE): a partial check, not the benchmark",
+    add_only_argument(
+        p, "FinanceBench questions whose evidence filings start with one of these (ADOBE,NIKE)"
     )
     add_collection_arguments(p)
     p.add_argument("--fin-dev", default="answers_fin_dev", help="collection of the dev filings")
@@ -561,7 +557,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_collection_arguments(p: argparse.ArgumentParser) -> None:
-    """Where the manuals are read from and stored, shared with bench.generators."""
+    """Where the manuals are read from and stored, shared with bench.studies.generators."""
     p.add_argument(
         "--no-ingest", action="store_true", help="use collections that have documents as they are"
     )
@@ -569,19 +565,7 @@ def add_collection_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--manuals-collection", default="answers_manuals")
 
 
-def published(
-    args: argparse.Namespace,
-    run: Callable[[argparse.Namespace], dict[str, Any]],
-    markdown: Callable[[dict[str, Any]], str],
-) -> int:
-    """Run a benchmark and publish its JSON and table into ``args.out``."""
-    results = run(args)
-    publish(args.out, results, markdown(results))
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return published(parser().parse_args(argv), run, markdown)
+main = script_main(parser, run, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,6 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,15 @@ from bench.emanual_data import (
     match_gold,
 )
 from bench.metrics import mean
-from bench.report import dumps_plain, log, md_table, script_parser, write_report
+from bench.report import (
+    dumps_plain,
+    log,
+    md_table,
+    run_header,
+    script_main,
+    script_parser,
+    write_report,
+)
 from chop.api import conversations
 from chop.config import Context
 from chop.harness.stub_llm import serve_stub
@@ -329,18 +336,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for kind in kinds
     }
     results: dict[str, Any] = {
-        "settings": {
-            "subset": SUBSET,
-            "data": str(root),
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "embedder": get_embedder(ctx).name,
-            "manuals": len(manual_list),
-            "threads": len(threads),
-            "seed": args.seed,
-            "collection": COLLECTION,
-            "answer": ctx.answer,
-            "verdicts": args.verdicts,
-        },
+        "settings": run_header(
+            SUBSET,
+            root,
+            get_embedder(ctx).name,
+            manuals=len(manual_list),
+            threads=len(threads),
+            seed=args.seed,
+            collection=COLLECTION,
+            answer=ctx.answer,
+            verdicts=args.verdicts,
+        ),
         "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
         "groups": groups,
         "decisions": decisions,
@@ -370,9 +376,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    run(parser().parse_args(argv))
-    return 0
+main = script_main(parser, run)
 
 
 if __name__ == "__main__":

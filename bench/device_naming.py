@@ -32,7 +32,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,6 @@ from bench.emanual import (
     CHOP_RETRIEVAL,
     DEFAULT_OUT,
     PLAIN_RETRIEVAL,
-    REPO_ROOT,
     IndexStats,
     MemoEmbedder,
     build_index,
@@ -57,7 +55,15 @@ from bench.emanual_data import (
     load_questions,
 )
 from bench.metrics import mean
-from bench.report import log, md_table, run_cli, script_parser, write_files
+from bench.report import (
+    REPO_ROOT,
+    log,
+    md_table,
+    run_header,
+    script_main,
+    script_parser,
+    write_files,
+)
 from chop.config import Context
 from chop.models.construction import ModelUnavailable, get_embedder
 from chop.models.embedders import embed_queries
@@ -273,19 +279,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         {f"variant: {k}": summary([r for r in records if r["variant"] == k]) for k in kinds}
     )
     results: dict[str, Any] = {
-        "settings": {
-            "subset": SUBSET,
-            "data": str(root),
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "embedder": get_embedder(ctx).name,
-            "chunk_tokens": ctx.chunk_tokens,
-            "chunk_overlap": ctx.chunk_overlap,
-            "seed": args.seed,
-            "manuals": len(manuals),
-            "questions": len(rows),
-            "questions_file": shown_path(questions_file),
-            "index": f"{INDEX_METHOD} rows, no LLM (chop's LLM ingest of 34 manuals: too slow)",
-        },
+        "settings": run_header(
+            SUBSET,
+            root,
+            get_embedder(ctx).name,
+            chunk_tokens=ctx.chunk_tokens,
+            chunk_overlap=ctx.chunk_overlap,
+            seed=args.seed,
+            manuals=len(manuals),
+            questions=len(rows),
+            questions_file=shown_path(questions_file),
+            index=f"{INDEX_METHOD} rows, no LLM (chop's LLM ingest of 34 manuals: too slow)",
+        ),
         "costs": result["costs"],
         "methods": {"naive_title": {"groups": groups, "per_question": records}},
     }
@@ -307,8 +312,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (DataMissing, ModelUnavailable))
+main = script_main(parser, run, expected=(DataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

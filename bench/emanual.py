@@ -39,7 +39,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,20 +66,27 @@ from bench.metrics import (
     rouge_l,
     token_f1,
 )
-from bench.report import add_data_argument, log, run_cli, script_parser
+from bench.report import (
+    RESULTS,
+    SHARED_DATA,
+    add_data_argument,
+    log,
+    run_header,
+    script_main,
+    script_parser,
+)
 from chop.config import GATE_BAND, Context
 from chop.models.construction import ModelUnavailable, chat_model_identity, get_embedder
 from chop.models.embedders import Embedder, embed_queries
 from chop.reading.chunking import TextSpan, chunks_at
 from chop.reading.documents import SourceDocument, content_hash, span_meta_at
 from chop.retrieval.retrieve import retrieve_for_question
-from chop.store import ChunkRow, DocumentRecord, Hit, Store, store_for
+from chop.store import NO_CNM, DocumentRecord, Hit, Store, chunk_row, store_for
 
 __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_DATA = SHARED_DATA / "emanual-qa"
+DEFAULT_OUT = RESULTS
 METHODS = ("naive", "naive_title", "title_heading", "chop", "cosine")
 DEFAULT_METHODS = ("naive", "naive_title", "title_heading", "chop")
 PLAIN_RETRIEVAL = "plain vector search (Store.search), no boosts or filters"
@@ -186,22 +192,14 @@ def write_rows(
     """Store one document's chunks as plain rows (no CNM): prefix + text was embedded; each row
     keeps the loader's span metadata (pages, heading) as chop's split node does."""
     rows = [
-        ChunkRow(
-            doc_id=chunk["doc_id"],
-            doc_title=chunk["doc_title"],
-            chunk_index=chunk["index"],
-            text=chunk["text"],
+        chunk_row(
+            chunk,
             prefix=prefix,
-            category=None,
-            nouns=[],
-            model=None,
+            cnm=NO_CNM,
             cnm_source="none",
             continuity="none",
             embedding_key=content_hash(prefix + chunk["text"]),
-            char_start=chunk["char_start"],
-            char_end=chunk["char_end"],
             embedding=vectors[chunk["index"]],
-            metadata=chunk["metadata"],
         )
         for chunk, prefix in zip(chunks_at(document, spans), prefixes, strict=True)
     ]
@@ -615,28 +613,27 @@ def settings(args: argparse.Namespace, ctx: Context, data: Path) -> dict[str, An
         if ctx.database_url
         else (f"embedded PostgreSQL in {Path(ctx.data_dir).resolve()}")
     )
-    return {
-        "subset": args.subset,
-        "methods": args.methods,
-        "structures": args.structure,
-        "data": str(data),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "embedder": embedder.name,
-        "dimension": embedder.dimension,
-        "chunk_tokens": ctx.chunk_tokens,
-        "chunk_overlap": ctx.chunk_overlap,
-        "cosine_threshold": COSINE_THRESHOLD,
-        "question_template": QUESTION_TEMPLATE,
-        "retrieval": retrieval_setup(TOP_K),
-        "ks": list(KS),
-        "continuity_mode": ctx.continuity_mode,
-        "joint_extraction": ctx.joint_extraction,
-        "gate": [ctx.gate_low, ctx.gate_high],
-        "use_cache": ctx.use_cache,
-        "answers": args.answers,
-        "database": database,
-        "ties": TIE_NOTE,
-    }
+    return run_header(
+        args.subset,
+        data,
+        embedder.name,
+        methods=args.methods,
+        structures=args.structure,
+        dimension=embedder.dimension,
+        chunk_tokens=ctx.chunk_tokens,
+        chunk_overlap=ctx.chunk_overlap,
+        cosine_threshold=COSINE_THRESHOLD,
+        question_template=QUESTION_TEMPLATE,
+        retrieval=retrieval_setup(TOP_K),
+        ks=list(KS),
+        continuity_mode=ctx.continuity_mode,
+        joint_extraction=ctx.joint_extraction,
+        gate=[ctx.gate_low, ctx.gate_high],
+        use_cache=ctx.use_cache,
+        answers=args.answers,
+        database=database,
+        ties=TIE_NOTE,
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -754,8 +751,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (DataMissing, ModelUnavailable))
+main = script_main(parser, run, expected=(DataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

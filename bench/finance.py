@@ -37,7 +37,6 @@ from typing import Any
 from bench.emanual import (
     DEFAULT_METHODS,
     DEFAULT_OUT,
-    REPO_ROOT,
     IndexStats,
     MemoEmbedder,
     build_index,
@@ -49,11 +48,13 @@ from bench.emanual import (
 )
 from bench.metrics import first_relevant_rank, hit_at_k, mean, mrr_at_k
 from bench.report import (
+    REPO_ROOT,
     add_data_argument,
+    add_only_argument,
     llm_work,
     log,
     md_table,
-    run_cli,
+    script_main,
     write_files,
     write_report,
 )
@@ -501,12 +502,8 @@ def parser() -> argparse.ArgumentParser:
         help="--side-by-side: the folder holding answers-fin-dev/ and answers-fin-wide/ "
         "(bench.answers results; default OUT)",
     )
-    p.add_argument(
-        "--only",
-        type=lambda v: [x for x in v.split(",") if x],
-        default=[],
-        help="a quick check, not the benchmark: only the PDFs whose name starts with one of "
-        "these (e.g. AMCOR_2022_8K), and the questions whose evidence they hold",
+    add_only_argument(
+        p, "the PDFs whose name starts with one of these (AMCOR_2022_8K) and their questions"
     )
     p.add_argument(
         "--ingested",
@@ -520,8 +517,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (FinDataMissing, ModelUnavailable))
+main = script_main(parser, run, expected=(FinDataMissing, ModelUnavailable))
 
 
 if __name__ == "__main__":

@@ -26,17 +26,15 @@ is the best of REPEATS passes.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from psycopg import sql
 
-from bench.report import log, md_table, publish
+from bench.report import RESULTS, dated, log, machine, machine_line, md_table, publish
 from chop.api import ingest
 from chop.config import Context
 from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
@@ -48,7 +46,7 @@ from chop.store import Store, store_for
 from chop.store.schema import _tables
 from chop.store.writes import COPIED_CHUNK_COLUMNS
 
-DEFAULT_PROFILE_OUT = Path(__file__).resolve().parent / "results" / "ingest-profile"
+DEFAULT_PROFILE_OUT = RESULTS / "ingest-profile"
 EMBED_BATCH = 32
 EMBED_SAMPLE = 2000  # chunks the embed ceiling encodes per pass
 REPEATS = 2  # each ceiling is the best of this many passes
@@ -227,18 +225,18 @@ def run_profile(
         if not keep:
             store.drop_collection(ctx.collection)
     results = {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "paths": paths,
-            "chat_provider": ctx.chat_provider,
-            "chat_model": ctx.chat_model,
-            "embedder": embedder.name,
-            "continuity_mode": ctx.continuity_mode,
-            "use_cache": ctx.use_cache,
-            "max_concurrency": ctx.max_concurrency,
-            "cpu_count": os.cpu_count(),
-            "load_average_at_start": list(os.getloadavg()),
-        },
+        "settings": dated(
+            {
+                "paths": paths,
+                "chat_provider": ctx.chat_provider,
+                "chat_model": ctx.chat_model,
+                "embedder": embedder.name,
+                "continuity_mode": ctx.continuity_mode,
+                "use_cache": ctx.use_cache,
+                "max_concurrency": ctx.max_concurrency,
+                **machine(),
+            }
+        ),
         "ingest": {
             "documents": len(records),
             "pages": pages,
@@ -278,8 +276,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"{', '.join(Path(p).name for p in s['paths'])}: {done['documents']} documents, "
         f"{done['pages']} PDF pages, {done['chunks_stored']} chunks. Default settings "
         f"({s['chat_provider']} chat model {s['chat_model']}, embedder {s['embedder']}, "
-        f"continuity_mode {s['continuity_mode']}), LLM cache off; {s['cpu_count']} CPU "
-        f"cores, load average at start {s['load_average_at_start'][0]:.1f}; {s['date']}.",
+        f"continuity_mode {s['continuity_mode']}), LLM cache off; {machine_line(s)}; "
+        f"{s['date']}.",
         "",
         "## Stages",
         "",

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -38,12 +37,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from bench.ingest_profile import DEFAULT_PROFILE_OUT, run_profile
-from bench.report import log, script_parser, write_report
+from bench.report import (
+    REPO_ROOT,
+    RESULTS,
+    dated,
+    log,
+    machine,
+    machine_line,
+    script_parser,
+    write_report,
+)
 from chop.api import ingest
 from chop.config import Context
 from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
@@ -55,8 +62,7 @@ from chop.reading.documents import SourceDocument
 from chop.reading.loaders import load_paths
 from chop.store import store_for
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_OUT = RESULTS
 DEFAULT_CONCURRENCY = (1, 4, 16)
 DEFAULT_CHUNKS = 120
 STAT_KEYS = ("llm_calls", "cache_hits", "llm_seconds", "embed_seconds", "chunks", "embedded")
@@ -271,21 +277,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tag = uuid.uuid4().hex[:8]
     created: list[str] = []
     results: dict[str, Any] = {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "stub": STUB_NOTICE,
-            "stub_latency_s": list(args.latency),
-            "seed": args.seed,
-            "target_chunks": args.chunks,
-            "embedder": base.embedding_model,
-            "chunk_tokens": base.chunk_tokens,
-            "chunk_overlap": base.chunk_overlap,
-            "continuity_mode": "llm",
-            "structured_output": "json_schema",
-            "cpu_count": os.cpu_count(),
-            "load_average_at_start": list(os.getloadavg()),
-            "stall_timeout_s": args.stall_timeout,
-        },
+        "settings": dated(
+            {
+                "stub": STUB_NOTICE,
+                "stub_latency_s": list(args.latency),
+                "seed": args.seed,
+                "target_chunks": args.chunks,
+                "embedder": base.embedding_model,
+                "chunk_tokens": base.chunk_tokens,
+                "chunk_overlap": base.chunk_overlap,
+                "continuity_mode": "llm",
+                "structured_output": "json_schema",
+                "stall_timeout_s": args.stall_timeout,
+                **machine(),
+            }
+        ),
         "concurrency": [],
     }
     try:
@@ -389,8 +395,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"> {s['stub']}: {s['stub_latency_s'][0]}-{s['stub_latency_s'][1]} s per call "
         f"(seed {s['seed']}). {documents} documents, continuity_mode=llm, "
-        f"embedder {s['embedder']} on {s['cpu_count']} CPU cores "
-        f"(load average at start {s['load_average_at_start'][0]:.1f}), {s['date']}.",
+        f"embedder {s['embedder']} on {machine_line(s)}, {s['date']}.",
         "",
         "## Concurrency (use_cache=False)",
         "",

@@ -7,10 +7,11 @@ python -m bench.instruction_scan ../shared/data/emanual-qa [more files or folder
 
 from __future__ import annotations
 
-import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
+from bench.report import RESULTS, script_parser
 from chop.reading.loaders.files import files_to_load, load_one
 from chop.text.grounding import _sentence, is_instruction
 
@@ -29,11 +30,11 @@ def scan(paths: list[str]) -> dict[str, object]:
     return {"paths": paths, "sentences": sentences, "flagged": flagged}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = script_parser("bench.instruction_scan", __doc__)
     parser.add_argument("paths", nargs="+")
-    parser.add_argument("--out", default="bench/results/instruction-scan")
-    args = parser.parse_args()
+    parser.add_argument("--out", default=str(RESULTS / "instruction-scan"))
+    args = parser.parse_args(argv)
     result = scan(args.paths)
     flagged = result["flagged"]
     assert isinstance(flagged, list)

@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.report import log, run_cli
+from bench.report import log, script_main, script_parser
 from bench.resolution import SUBSETS, opening
 from chop.config import Context
 from chop.labelling.profile import STORED_KEY, document_profile, stored_profile
@@ -64,15 +63,13 @@ def run(args: argparse.Namespace) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.recard", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = script_parser("bench.recard", __doc__)
     p.add_argument("--collection", required=True)
     p.add_argument("--subset", choices=sorted(SUBSETS), help="(for the record only)")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, ())
+main = script_main(parser, run)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,49 @@
-"""Writing benchmark runs: the helpers every bench script shares (log, Markdown tables, JSON
-and Markdown files), and the E-Manual run's results.json, results.md and chart.png."""
+"""What every bench script shares, in one place: the repository's paths (REPO_ROOT, RESULTS,
+SHARED_DATA), a run's settings header (dated, machine, run_header), the command line
+(script_parser, script_main, --data, --only), Markdown tables and pages, results.json and
+results.md; and the E-Manual run's results.json, results.md and chart.png (bench.emanual,
+bench.finance)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = REPO_ROOT / "bench" / "results"  # published runs; studies write here too
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the data sets, beside the repository
 KS = (1, 3, 5, 10)
 LABELS = {"hit": "Hit", "mrr": "MRR"}
 LABELS_K = {"hit@1": "Hit@1", "hit@10": "Hit@10", "mrr@10": "MRR@10", "doc@1": "Doc@1"}
 ORDERS = ("ties_against_gold", "ties_for_gold")
+
+
+def dated(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's settings as results.json records them: when it ran (UTC), then ``settings``."""
+    return {"date": datetime.now(UTC).isoformat(timespec="seconds"), **settings}
+
+
+def machine() -> dict[str, Any]:
+    """The machine a timing was taken on: its cores, and its load when the run began."""
+    return {"cpu_count": os.cpu_count(), "load_average_at_start": list(os.getloadavg())}
+
+
+def machine_line(settings: Mapping[str, Any]) -> str:
+    """What ``machine()`` recorded, as results.md says it."""
+    load = settings["load_average_at_start"][0]
+    return f"{settings['cpu_count']} CPU cores, load average at start {load:.1f}"
+
+
+def run_header(subset: str, data: Path | str, embedder: str, **more: Any) -> dict[str, Any]:
+    """The settings of a run over a data set: which subset of which data, when, with which
+    embedder; then ``more``."""
+    return {"subset": subset, "data": str(data), **dated({"embedder": embedder, **more})}
 
 
 def log(message: str) -> None:
@@ -40,6 +70,18 @@ def add_data_argument(p: argparse.ArgumentParser, what: str, env: str, folder: s
     )
 
 
+def comma_list(value: str) -> list[str]:
+    """A command-line list: "a,b" -> ["a", "b"] (spaces and empty items dropped)."""
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def add_only_argument(p: argparse.ArgumentParser, which: str) -> None:
+    """``--only A,B``: a quick check on part of the data, never the published benchmark."""
+    p.add_argument(
+        "--only", type=comma_list, default=[], help=f"a quick check, not the benchmark: {which}"
+    )
+
+
 def write_report(out: Path, stem: str, json_text: str, markdown_text: str) -> None:
     """``stem``.json and ``stem``.md into ``out`` (created if missing)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -58,6 +100,22 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def cell(value: Any) -> str:
     """A table cell: "-" where a figure does not apply."""
     return "-" if value is None else str(value)
+
+
+def cells(row: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """``row``'s figures under ``keys``, as table cells ("-" where a figure is missing)."""
+    return [cell(row.get(key)) for key in keys]
+
+
+def keyed_table(columns: Mapping[str, str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A Markdown table of ``rows`` (dicts): ``columns`` maps each heading to its key."""
+    return md_table(list(columns), [cells(row, columns.values()) for row in rows])
+
+
+def page(title: str, *blocks: str) -> str:
+    """A results.md: the title, then each block (a line, a paragraph, a table) a blank line
+    apart, ending in a newline."""
+    return "\n\n".join([f"# {title}", *blocks]) + "\n"
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -349,17 +407,32 @@ def publish(out: Path, results: dict[str, Any], text: str) -> None:
     print(text)
 
 
-def run_cli(
-    parser: argparse.ArgumentParser,
-    run: Callable[[argparse.Namespace], object],
-    argv: Sequence[str] | None,
-    expected: tuple[type[Exception], ...],
-) -> int:
-    """A bench script's entry point: run it, and turn missing data or models into one line."""
-    args = parser.parse_args(argv)
-    try:
-        run(args)
-    except expected as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+class Main(Protocol):
+    """``main(argv)`` of a bench script: its exit status."""
+
+    def __call__(self, argv: Sequence[str] | None = None) -> int: ...
+
+
+def script_main(
+    parser: Callable[[], argparse.ArgumentParser],
+    run: Callable[[argparse.Namespace], Any],
+    *,
+    markdown: Callable[[dict[str, Any]], str] | None = None,
+    expected: tuple[type[Exception], ...] = (),
+) -> Main:
+    """A bench script's ``main(argv)``: parse, run, and with ``markdown`` publish the results
+    (results.json and results.md into ``--out``); an ``expected`` error (data or a model
+    missing) is one line and exit status 2."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        args = parser().parse_args(argv)
+        try:
+            results = run(args)
+        except expected as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        if markdown is not None:
+            publish(args.out, results, markdown(results))
+        return 0
+
+    return main

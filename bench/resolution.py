@@ -25,9 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import chop.reading.loaders
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.emanual import DEFAULT_OUT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
-from bench.report import log, md_table, run_cli, write_report
+from bench.report import (
+    REPO_ROOT,
+    comma_list,
+    log,
+    md_table,
+    script_main,
+    script_parser,
+    write_report,
+)
 from chop.config import Context
 from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop.labelling.profile import COVER_CHARS, document_profile
@@ -216,14 +224,10 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m bench.resolution",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = script_parser("bench.resolution", __doc__)
     p.add_argument(
         "--subsets",
-        type=lambda v: [x for x in v.split(",") if x],
+        type=comma_list,
         default=list(SUBSETS),
         help="dev,wide",
     )
@@ -232,8 +236,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (FinDataMissing,))
+main = script_main(parser, run, expected=(FinDataMissing,))
 
 
 if __name__ == "__main__":

@@ -43,12 +43,11 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from bench.report import log, script_parser, write_report
+from bench.report import RESULTS, log, script_parser, write_report
 from chop.config import Context
 from chop.store import EXACT_SCAN_ROWS, SearchFilter, Store, store_for
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_OUT = RESULTS
 DIM = 384
 BATCH = 20_000
 ROWS_PER_DOCUMENT = 1000

@@ -40,13 +40,12 @@ from typing import Any
 import psycopg
 
 from bench.ingest_throughput import revision_text
-from bench.report import log, script_parser, write_report
+from bench.report import REPO_ROOT, RESULTS, log, script_parser, write_report
 from chop.harness.sample_corpus import SAMPLE_MODELS
 from chop.harness.standalone_pg import StandaloneServer
 from chop.harness.stub_llm import STUB_NOTICE, StubServer
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+DEFAULT_OUT = RESULTS
 RUN_SECONDS = re.compile(r"chunks stored, .*?([0-9.]+) s\s*$", re.MULTILINE)
 
 

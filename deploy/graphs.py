@@ -17,6 +17,7 @@ checked by the graphs themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -35,25 +36,25 @@ def _checked_context(runtime: ServerRuntime) -> None:
         refuse_server_context(context)
 
 
-def ingest(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The ingest graph, for a run whose context sets only what a caller may choose."""
-    _checked_context(runtime)
-    return ingest_graph
+Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 
-def decide_cnm(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """One chunk's TRUE/FALSE decision (Studio draws its conditional edge), checked likewise."""
-    _checked_context(runtime)
-    return decide_cnm_graph
+def _served(graph: Graph, name: str, what: str) -> Callable[[ServerRuntime], Graph]:
+    """``graph`` behind a factory that checks a run's context first. The server reads the
+    factory's signature: one ``ServerRuntime`` parameter is what makes it pass the run's."""
+
+    def factory(runtime: ServerRuntime) -> Graph:
+        _checked_context(runtime)
+        return graph
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"{what}, for a run whose context sets only what a caller may choose."
+    return factory
 
 
-def answer(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The answer graph, for a run whose context sets only what a caller may choose."""
-    _checked_context(runtime)
-    return answer_graph
-
-
-def chat(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The conversation graph, for a run whose context sets only what a caller may choose."""
-    _checked_context(runtime)
-    return chat_graph
+ingest = _served(ingest_graph, "ingest", "The ingest graph")
+decide_cnm = _served(
+    decide_cnm_graph, "decide_cnm", "One chunk's TRUE/FALSE decision (Studio draws its edge)"
+)
+answer = _served(answer_graph, "answer", "The answer graph")
+chat = _served(chat_graph, "chat", "The conversation graph")

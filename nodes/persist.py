@@ -15,7 +15,7 @@ from chop.config import Context
 from chop.labelling.profile import STORED_KEY
 from chop.models.construction import get_embedder
 from chop.state import DocumentState
-from chop.store import ChunkRow, DocumentRecord, store_for
+from chop.store import DocumentRecord, chunk_row, store_for
 from nodes.embed import vector_key
 
 NEEDS_RELABEL = "needs-relabel:"
@@ -43,23 +43,15 @@ def persist(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     embedder_name = get_embedder(ctx).name
     document = state["document"]
     rows = [
-        ChunkRow(
-            doc_id=item["chunk"]["doc_id"],
-            doc_title=item["chunk"]["doc_title"],
-            chunk_index=item["chunk"]["index"],
-            text=item["chunk"]["text"],
+        chunk_row(
+            item["chunk"],
             prefix=item["prefix"],
-            category=item["cnm"]["category"],
-            nouns=item["cnm"]["nouns"],
-            model=item["cnm"]["model"],
+            cnm=item["cnm"],
             cnm_source=item["cnm_source"],
             continuity=item["continuity"],
             flags=item["flags"],
             embedding_key=vector_key(item, embedder_name, ctx.section_weight),
-            char_start=item["chunk"]["char_start"],
-            char_end=item["chunk"]["char_end"],
             embedding=vector,
-            metadata=item["chunk"]["metadata"],
         )
         for item, vector in zip(state.get("prepared", []), state.get("embeddings", []), strict=True)
     ]

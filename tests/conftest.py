@@ -1,5 +1,5 @@
-"""The scripted chat model, for tests/ only (the fixtures bench/tests shares are in the root
-conftest.py)."""
+"""Fixtures for tests/ only: the scripted chat model, and the environment a process that reads
+its settings from it needs (the fixtures bench/tests shares are in the root conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from chop.config import Context
 from chop.models.construction import use_models
 from tests.fakes import ScriptedChatModel
 
@@ -17,6 +18,25 @@ def scripted() -> Iterator[ScriptedChatModel]:
     model = ScriptedChatModel(calls=[])
     with use_models(chat_model=model):
         yield model
+
+
+@pytest.fixture
+def database_env(monkeypatch: pytest.MonkeyPatch, context: Context) -> Context:
+    """What reads its settings from the environment (the CLI, the example agent) finds the
+    test database there."""
+    monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
+    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
+        monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
+    else:
+        monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
+    return context
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, database_env: Context) -> Context:
+    """The CLI pointed at the test database, its LLM cache off."""
+    monkeypatch.setenv("CHOP_USE_CACHE", "0")
+    return database_env
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The embedded database stopped, started and restarted under a running ingest."""
+"""The embedded database stopped, started and restarted under a running ingest (a harness,
+not tests)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,13 @@ def stop_database(data_dir: str) -> str:
 def start_database(data_dir: str, options: str) -> None:
     log = Path(data_dir, "pgdata", "log")
     pg_ctl(data_dir, "-o", options, "-l", str(log), "start")
+
+
+def database_outage(data_dir: str, seconds: float) -> None:
+    """Stop the embedded server for ``seconds``, then start it as it was."""
+    options = stop_database(data_dir)
+    time.sleep(seconds)
+    start_database(data_dir, options)
 
 
 @contextmanager

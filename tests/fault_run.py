@@ -61,9 +61,8 @@ from chop.store import (
     resolve_database_url,
 )
 from nodes.persist import NEEDS_RELABEL
-from tests.database import restart_embedded_server
+from tests.database import database_outage, restart_embedded_server
 from tests.fault_corpus import Hostile, write_corpus
-from tests.test_database_outage import database_outage
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "faults"

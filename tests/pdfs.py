@@ -1,4 +1,5 @@
-"""Small valid PDFs made in the tests (offsets computed), and pypdf's edits of them."""
+"""Small valid PDFs made in the tests (offsets computed), and pypdf's edits of them (a
+harness, not tests; the layouts two test modules share are in tests/pdf_layouts.py)."""
 
 from __future__ import annotations
 

@@ -261,3 +261,16 @@ def test_no_module_of_chop_is_over_500_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_a_test_module_never_imports_another_test_module() -> None:
+    """What several test modules share is a harness module of its own (tests/fakes.py,
+    tests/ingest_runs.py, tests/langgraph_server.py, ...), named for what it provides, never
+    a test module that others import for its helpers."""
+    crossing = [
+        f"{module} imports {target}"
+        for module, path in modules("tests", "bench/tests").items()
+        for target in sorted(set(imported(path)))
+        if target.rsplit(".", 1)[-1].startswith("test_") and target != module
+    ]
+    assert crossing == []

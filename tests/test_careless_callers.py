@@ -91,7 +91,7 @@ def test_a_meta_value_of_the_wrong_kind_names_the_field_and_the_value(
         ingest(tmp_path, meta=["fiscal_year", 2023], context=context)  # type: ignore[arg-type]
 
 
-@pytest.mark.usefixtures("store")
+@pytest.mark.usefixtures("store", "cli_env")
 def test_chop_ask_exits_non_zero_with_one_line_when_the_llm_fails(
     context: Context,
     scripted: ScriptedChatModel,
@@ -101,12 +101,6 @@ def test_chop_ask_exits_non_zero_with_one_line_when_the_llm_fails(
 ) -> None:
     write_sample_corpus(tmp_path / "manuals")
     ingest([tmp_path / "manuals"], context=context)
-    monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
-        monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
-    else:
-        monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
-    monkeypatch.setenv("CHOP_USE_CACHE", "0")
     monkeypatch.setenv("CHOP_ANSWER", "lead")  # the model writes part of every answer
     scripted.responder = down
     capsys.readouterr()

@@ -14,28 +14,14 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from chop.api import ask, delete_thread, ingest, list_threads, thread_messages
+from chop.api import ask, delete_thread, list_threads, thread_messages
 from chop.config import Context
-from chop.reading.documents import InvalidInput, make_document
+from chop.reading.documents import InvalidInput
 from graphs.chat import build_chat_graph
 from graphs.chat import graph as chat_graph
+from tests.ingest_runs import twin_manuals
 
 ROOT = Path(__file__).resolve().parents[1]
-FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3
-TANK = "Empty the water tank of the {model} when the full light shows, then refit it. " * 3
-
-
-def twin_manuals(context: Context) -> Context:
-    """Two near-identical air purifier manuals that differ only in their numbers."""
-    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=60, chunk_overlap=0)
-    docs = [
-        make_document(
-            f"m{w}", f"Coolwave {m}", "\n\n".join([FILTER.format(weeks=w), TANK.format(model=m)])
-        )
-        for m, w in (("225B", 2), ("330C", 4))
-    ]
-    ingest(documents=docs, context=ctx)
-    return ctx
 
 
 def models_of(result: dict) -> set[str]:  # type: ignore[type-arg]

@@ -11,7 +11,7 @@ import pytest
 
 from chop.cli import main
 from chop.config import Context
-from tests.test_chat_graph import twin_manuals
+from tests.ingest_runs import twin_manuals
 
 ROOT = Path(__file__).resolve().parents[1]
 

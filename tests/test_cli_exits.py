@@ -17,18 +17,6 @@ from chop.store import store_for
 from tests.fakes import ScriptedChatModel
 
 
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, context: Context) -> Context:
-    """The CLI reads its settings from the environment: point it at the test database."""
-    monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
-        monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
-    else:
-        monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
-    monkeypatch.setenv("CHOP_USE_CACHE", "0")
-    return context
-
-
 def error_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 

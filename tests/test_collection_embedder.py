@@ -21,7 +21,15 @@ from chop.retrieval.retriever import ChopRetriever
 from chop.store import EmbedderMismatch, Store
 from chop.store.pgserver import resolve_database_url
 from tests.fakes import ScriptedChatModel, sensible_reply
-from tests.test_reliability import Crash, checkpointed_threads, crash_after, small, write_manual
+from tests.ingest_runs import (
+    Crash,
+    checkpointed_threads,
+    crash_after,
+    ingested,
+    made_with,
+    small,
+    write_manual,
+)
 
 QUESTION = "How often do I clean the filter of the Coolwave 330C?"
 MINILM = "all-MiniLM-L6-v2 (384 dimensions)"
@@ -46,16 +54,13 @@ class HashingEmbedder:
 def minilm_collection(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> Context:
-    write_sample_corpus(tmp_path / "manuals")
-    ingest([tmp_path / "manuals"], context=context)
-    return context
+    return ingested(context, tmp_path / "manuals", write_sample_corpus)
 
 
 def test_a_collection_records_its_embedder_and_the_settings_it_was_made_with(
     minilm_collection: Context, store: Store
 ) -> None:
-    record = store.collection_record(minilm_collection.collection)
-    assert record is not None
+    record = made_with(store, minilm_collection)
     assert (record.embedder, record.dimension) == ("all-MiniLM-L6-v2", 384)
     assert record.settings["chunk_tokens"] == minilm_collection.chunk_tokens
     assert record.settings["chat_model"].startswith("override:ScriptedChatModel")
@@ -90,8 +95,7 @@ def test_a_collection_made_before_the_record_is_adopted_on_first_open(
         )
     store._embedder_checked.clear()  # a new process
     assert ask(QUESTION, context=minilm_collection)["sources"]
-    record = store.collection_record(minilm_collection.collection)
-    assert record is not None and record.embedder == "all-MiniLM-L6-v2"
+    assert made_with(store, minilm_collection).embedder == "all-MiniLM-L6-v2"
     with (
         use_models(embedder=HashingEmbedder("hashing-384", 384)),
         pytest.raises(EmbedderMismatch, match="hashing-384"),

@@ -7,7 +7,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,39 +28,48 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def database_outage(data_dir: str, seconds: float) -> None:
-    """Stop the embedded server for ``seconds``, then start it as it was."""
-    options = stop_database(data_dir)
-    time.sleep(seconds)
-    start_database(data_dir, options)
-
-
 def outage_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "chop.store"]
 
 
-@pytest.mark.parametrize("durable", [False, True], ids=["plain", "durable"])
-def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-    durable: bool,
-) -> None:
-    folder = tmp_path / "corpus"
-    write_sample_corpus(folder)
+@dataclass
+class SlowRun:
+    """An ingest of the sample corpus still going when the database goes: small chunks whose
+    every pair a slowed LLM judges, the LLM cache on (so every kind of call meets the outage),
+    plain or durable."""
 
-    scripted.responder = slowed(0.05)
-    ctx = context.with_overrides(
-        continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
-        database_outage_s=120.0,
-    )  # fmt: skip
+    folder: Path
+    base: Context
+    scripted: ScriptedChatModel
+    durable: bool
+
+    def running(self, bound_s: float) -> AbstractContextManager[dict[str, Any]]:
+        """The run started (its outcome filled in when it ends), CHOP_DATABASE_OUTAGE_S
+        ``bound_s``."""
+        self.scripted.responder = slowed(0.05)
+        ctx = self.base.with_overrides(
+            continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
+            database_outage_s=bound_s,
+        )  # fmt: skip
+        return ingest_running(self.folder, ctx, self.scripted, calls=10, durable=self.durable)
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "durable"])
+def slow_run(
+    request: pytest.FixtureRequest, context: Context, scripted: ScriptedChatModel, tmp_path: Path
+) -> SlowRun:
+    write_sample_corpus(tmp_path / "corpus")
+    return SlowRun(tmp_path / "corpus", context, scripted, durable=request.param)
+
+
+def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
+    slow_run: SlowRun, context: Context, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.WARNING)
-    with ingest_running(folder, ctx, scripted, calls=10, durable=durable) as outcome:
-        options = stop_database(ctx.data_dir)
+    with slow_run.running(bound_s=120.0) as outcome:
+        options = stop_database(context.data_dir)
         time.sleep(8)  # every kind of call meets the outage: cache, store, checkpoints
-        start_database(ctx.data_dir, options)
+        start_database(context.data_dir, options)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["report"]["added"] == 3
     lines = outage_lines(caplog)
@@ -66,7 +78,7 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     assert lines[1].startswith("database back after ")
     others = [r.getMessage() for r in caplog.records if r.name != "chop.store"]
     assert others == [], "the outage's two lines are all it says"
-    assert len(store.documents(ctx.collection)) == 3
+    assert len(store.documents(context.collection)) == 3
 
 
 @pytest.mark.usefixtures("scripted", "embedder")  # the embedder loads before the clock starts
@@ -112,29 +124,17 @@ def test_psycopg_closing_a_cut_connection_is_not_a_second_line(
     assert [r.getMessage() for r in caplog.records] == ["any other warning of psycopg"]
 
 
-@pytest.mark.parametrize("durable", [False, True], ids=["plain", "durable"])
+@pytest.mark.usefixtures("store")
 def test_an_outage_longer_than_the_bound_mid_run_ends_it_at_the_bound_in_both_modes(
-    context: Context,
-    store: Store,
-    scripted: ScriptedChatModel,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-    durable: bool,
+    slow_run: SlowRun, context: Context, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Issue 36: a durable run waited out a 90 s outage past a 30 s bound, then failed saying
     "unreachable for 30 s". Both modes stop at the bound, with the same one message, while
     the database is still down."""
-    folder = tmp_path / "corpus"
-    write_sample_corpus(folder)
-    scripted.responder = slowed(0.05)
     bound_s, down_s = 4.0, 60.0
-    ctx = context.with_overrides(
-        continuity_mode="llm", chunk_tokens=60, chunk_overlap=10, use_cache=True,
-        database_outage_s=bound_s,
-    )  # fmt: skip
     caplog.set_level(logging.WARNING, logger="chop.store")
-    with ingest_running(folder, ctx, scripted, calls=10, durable=durable) as outcome:
-        options = stop_database(ctx.data_dir)
+    with slow_run.running(bound_s) as outcome:
+        options = stop_database(context.data_dir)
         stopped = time.monotonic()
         try:
             while "report" not in outcome and "error" not in outcome:
@@ -144,7 +144,7 @@ def test_an_outage_longer_than_the_bound_mid_run_ends_it_at_the_bound_in_both_mo
             ended_after = time.monotonic() - stopped
             lines = outage_lines(caplog)  # said while the database was still down
         finally:
-            start_database(ctx.data_dir, options)
+            start_database(context.data_dir, options)
     assert "error" in outcome, "the run cannot have finished without its database"
     assert isinstance(outcome["error"], DatabaseUnavailable), repr(outcome["error"])
     assert str(outcome["error"]).startswith(

@@ -29,14 +29,10 @@ class AgentChatModel(ScriptedChatModel):
         return REPLY
 
 
+@pytest.mark.usefixtures("database_env")
 def test_the_example_agent_answers_from_chop_passages(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, context: Context
+    capsys: pytest.CaptureFixture[str], context: Context
 ) -> None:
-    monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
-        monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
-    else:
-        monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
     model = AgentChatModel(calls=[], agent_prompts=[])
     question = "How often do I clean the filter of the Coolwave 330C?"
     try:

@@ -29,7 +29,7 @@ from chop.models.weights import (
 )
 from chop.store import EmbedderMismatch, Store
 from tests.fakes import ScriptedChatModel
-from tests.test_reliability import write_manual
+from tests.ingest_runs import ingested, made_with, write_manual
 
 pytestmark = pytest.mark.nomic
 
@@ -87,17 +87,16 @@ def test_an_unknown_local_embedder_is_one_clear_error(data_dir: Path) -> None:
 def nomic_collection(
     context: Context, store: Store, scripted: ScriptedChatModel, tmp_path: Path
 ) -> Context:
-    ctx = context.with_overrides(embedding_model=NOMIC)
-    write_manual(tmp_path / "manuals", "330c.md", "Coolwave 330C Manual", FILTER, WIFI)
-    ingest([tmp_path / "manuals"], context=ctx)
-    return ctx
+    def manual(folder: Path) -> Path:
+        return write_manual(folder, "330c.md", "Coolwave 330C Manual", FILTER, WIFI)
+
+    return ingested(context.with_overrides(embedding_model=NOMIC), tmp_path / "manuals", manual)
 
 
 def test_a_nomic_collection_records_the_embedder_and_its_prefixes_and_answers_with_it(
     nomic_collection: Context, store: Store
 ) -> None:
-    record = store.collection_record(nomic_collection.collection)
-    assert record is not None
+    record = made_with(store, nomic_collection)
     assert (record.embedder, record.dimension) == (NOMIC, 768)
     assert record.settings["embedder_prefixes"] == NOMIC_PREFIXES
     sources = ask(QUESTION, context=nomic_collection)["sources"]
@@ -126,7 +125,6 @@ def test_a_minilm_collection_refuses_a_nomic_reader(
 ) -> None:
     write_manual(tmp_path / "manuals", "330c.md", "Coolwave 330C Manual", FILTER)
     ingest([tmp_path / "manuals"], context=context)
-    record = store.collection_record(context.collection)
-    assert record is not None and record.settings["embedder_prefixes"] == {}
+    assert made_with(store, context).settings["embedder_prefixes"] == {}
     with pytest.raises(EmbedderMismatch, match=f"embedder is {re.escape(NOMIC)} \\(768"):
         ask(QUESTION, context=context.with_overrides(embedding_model=NOMIC))

@@ -7,19 +7,8 @@ from pathlib import Path
 
 from chop.reading.documents import SourceDocument, span_meta_at
 from chop.reading.loaders import load_file
+from tests.pdf_layouts import FILING, MANUAL, sections
 from tests.pdfs import BODY, BOLD, LARGE, OTHER, make_styled_pdf, with_outline
-
-
-def sections(doc: SourceDocument) -> list[tuple[int, str | None, str]]:
-    """(page, heading path, first line) of every span, in document order."""
-    return [
-        (
-            span["meta"]["page"],
-            span["meta"].get("heading"),
-            doc["text"][span["start"] : span["end"]].split("\n")[0],
-        )
-        for span in doc["spans"]
-    ]
 
 
 def load(tmp_path: Path, data: bytes) -> SourceDocument:
@@ -29,13 +18,7 @@ def load(tmp_path: Path, data: bytes) -> SourceDocument:
     return doc
 
 
-# --------------------------------------------------------------------------- outline
-
-MANUAL = [
-    [("Blender B3 Manual", LARGE), ("Welcome to your blender.", BODY)],
-    [("Safety", BOLD), ("Keep fingers out.", BODY), ("Cleaning", BOLD), ("Rinse the jar.", BODY)],
-    [("Dry the jar before storing it.", BODY)],
-]
+# ------------------------------------------------------- outline (MANUAL: tests/pdf_layouts.py)
 
 
 def test_outline_gives_heading_paths_split_where_each_title_stands(tmp_path: Path) -> None:
@@ -78,50 +61,7 @@ def test_outline_wins_over_layout(tmp_path: Path) -> None:
     assert {span["meta"].get("heading") for span in doc["spans"]} == {"Everything"}
 
 
-# --------------------------------------------------------------------------- layout
-
-HEADER = ("Acme Corp Annual Report", BOLD)  # a running header: on every page, never a heading
-
-FILING = [
-    [
-        HEADER,
-        ("TABLE OF CONTENTS", BOLD),
-        ("PART I 2", BOLD),
-        ("Item 1. Business 2", BODY),
-        ("Item 1A. Risk Factors 3", BODY),
-        ("PART II 4", BOLD),
-        ("Item 7. Management Discussion and Analysis 4", BODY),
-        ("Page 1", BOLD),
-    ],
-    [
-        HEADER,
-        ("PART I", BOLD),
-        ("Item 1. Business", BOLD),
-        ("We make anvils.", BODY),
-        ("Products", BOLD),
-        ("Anvils and rockets.", BODY),
-        ("Total 2022 2023", BOLD),  # a table row, not a heading
-        ("Page 2", BOLD),
-    ],
-    [
-        HEADER,
-        ("More about our products.", BODY),
-        ("Item 1A. Risk Factors", BOLD),
-        ("Item 7 of this report discusses demand, which may fall.", BODY),  # a reference
-        ("Rocket Supply", LARGE),
-        ("Rockets may be late.", BODY),
-        ("Page 3", BOLD),
-    ],
-    [
-        HEADER,
-        ("PART II", BOLD),
-        ("Item 7. Management Discussion and Analysis", BOLD),
-        ("Our results depend on the supply of rockets and anvils, which we buy from", BOLD),
-        ("several vendors under long-term contracts with fixed prices.", BOLD),
-        ("Sales grew.", BODY),
-        ("Page 4", BOLD),
-    ],
-]
+# -------------------------------------------------------- layout (FILING: tests/pdf_layouts.py)
 
 
 def test_layout_headings_nest_parts_items_larger_fonts_and_bold_lines(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NoReturn
 
 import pypdfium2 as pdfium
 import pytest
@@ -16,6 +17,8 @@ from chop.reading.documents import SourceDocument
 from chop.reading.loaders import LoadError, load_file, pdf_pdfium
 from chop.reading.loaders import pdf as pdf_loader
 from chop.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
+from chop.reading.pdf_layout import PdfPage, read_document
+from tests.pdf_layouts import FILING, MANUAL, sections
 from tests.pdfs import (
     BODY,
     BOLD,
@@ -28,7 +31,6 @@ from tests.pdfs import (
     ops_pdf,
     with_outline,
 )
-from tests.test_pdf_headings import FILING, MANUAL, sections
 
 
 def load(tmp_path: Path, data: bytes, parser: Parser) -> SourceDocument:
@@ -224,3 +226,17 @@ def test_pdfs_load_alike_from_many_threads_at_once(tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         together = list(pool.map(lambda path: load_pdf(path, 50), paths * 4))
     assert together == alone * 4
+
+
+def test_a_page_outline_or_title_that_fails_to_read_loses_only_itself() -> None:
+    def page(number: int) -> PdfPage:
+        if number == 2:
+            raise RuntimeError("broken page")
+        return PdfPage(number=number, text=f"page {number}")
+
+    def damaged() -> NoReturn:
+        raise ValueError("damaged")
+
+    parsed = read_document("either", 3, page, damaged, damaged)
+    assert [(p.number, p.text) for p in parsed.pages] == [(1, "page 1"), (2, ""), (3, "page 3")]
+    assert (parsed.failed, parsed.outline, parsed.title, parsed.parser) == ([2], [], "", "either")

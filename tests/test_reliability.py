@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from chop.api import ask, ingest
@@ -21,50 +20,14 @@ from chop.harness.stub_llm import running_stub
 from chop.labelling.cnm import CNMReply
 from chop.models.llm import chat_messages, structured_call
 from chop.store import Store, validate_collection
-from chop.store.pgserver import resolve_database_url
 from nodes.persist import NEEDS_RELABEL
 from tests.database import ingest_through_a_restart
 from tests.fakes import ScriptedChatModel, sensible_reply, slowed
+from tests.ingest_runs import Crash, checkpointed_threads, crash_after, small, write_manual
 
 ROOT = Path(__file__).resolve().parents[1]
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6
 TANK = "Tank drainage. " + "Empty the water tank when the full light shows. " * 6
-
-
-class Crash(BaseException):
-    """Stands for a kill: not an error the LLM layer retries or falls back from."""
-
-
-def crash_after(calls: int, model: ScriptedChatModel) -> None:
-    def responder(task: str, user: str) -> str:
-        if len(model.calls) > calls:
-            raise Crash
-        return sensible_reply(task, user)
-
-    model.responder = responder
-
-
-def small(context: Context, **overrides: object) -> Context:
-    return context.with_overrides(
-        continuity_mode="llm", chunk_tokens=40, chunk_overlap=0, **overrides
-    )
-
-
-def checkpointed_threads(ctx: Context) -> list[str]:
-    url = resolve_database_url(ctx.database_url, ctx.data_dir)
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT DISTINCT thread_id FROM checkpoints WHERE starts_with(thread_id, %s)",
-            (f"ingest-{ctx.collection}-",),
-        ).fetchall()
-    return [r[0] for r in rows]
-
-
-def write_manual(folder: Path, name: str, title: str, *sections: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(f"# {title}\n\n" + "\n\n".join(sections), encoding="utf-8")
-    return path
 
 
 # ------------------------------------------------------------------ 1. resume keyed by inputs

@@ -16,7 +16,7 @@ from chop.api import ingest
 from chop.config import Context
 from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import store_for
-from tests.test_server import RUN_S, checkpoint_count, langgraph_dev, missing_server_packages
+from tests.langgraph_server import RUN_S, checkpoint_count, langgraph_dev, missing_server_packages
 
 pytestmark = pytest.mark.server
 

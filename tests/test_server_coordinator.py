@@ -24,7 +24,14 @@ from chop.config import Context
 from chop.harness.sample_corpus import SAMPLE_MODELS, render_manual, write_sample_corpus
 from chop.store import store_for
 from chop.terminal.coordinator import plan_batches
-from tests.test_server import checkpoint_count, langgraph_dev, missing_server_packages
+from tests.langgraph_server import (
+    checkpoint_count,
+    langgraph_dev,
+    missing_server_packages,
+    server_context,
+    stub_llm,
+    stub_settings,
+)
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,29 +74,15 @@ def test_coordinator_runs_batches_in_parallel_skips_done_ones_and_resumes_a_dead
         pytest.skip(reason)
     from langgraph_sdk import get_sync_client
 
-    from chop.harness.stub_llm import serve_stub
-
     collection = f"t_coord_{uuid.uuid4().hex[:10]}"
     corpus = tmp_path / "corpus"
     files = write_corpus(corpus)
-    ctx = Context(
-        database_url=os.environ.get("CHOP_DATABASE_URL", ""),
-        data_dir=str(data_dir),
-        collection=collection,
-    )
+    ctx = server_context(data_dir, collection)
     server_dir = tmp_path / "server"
     server_dir.mkdir()
     # A little LLM latency, so a run is still going when it is cancelled below.
-    with serve_stub(latency=(0.02, 0.05)) as stub_base:
-        settings = {
-            "CHOP_CHAT_PROVIDER": "openai",
-            "CHOP_OPENAI_BASE_URL": f"{stub_base.rstrip('/')}/v1",
-            "CHOP_CHAT_MODEL": "stub",
-            "CHOP_EMBEDDING_PROVIDER": "local",
-            "CHOP_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
-            "CHOP_LLM_TIMEOUT_S": "30",
-            "CHOP_SERVER_PATHS": str(tmp_path),
-        }
+    with stub_llm(latency=(0.02, 0.05)) as stub_url:
+        settings = stub_settings(stub_url, tmp_path)
         try:
             with langgraph_dev(server_dir, data_dir, settings) as url:
                 client = get_sync_client(url=url, timeout=120)

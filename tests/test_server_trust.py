@@ -8,6 +8,8 @@ real ``langgraph dev`` and checks that nothing was created and no request was ma
 
 from __future__ import annotations
 
+import inspect
+import typing
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import Auth
+from langgraph_sdk.runtime import ServerRuntime
 
 from chop.config import CALLER_SETTINGS, Context, DeploymentSetting, deployment_settings
 from chop.reading.documents import InvalidInput
@@ -48,6 +51,14 @@ def test_a_server_run_cannot_set_endpoints_files_models_or_limits(setting: str) 
     for factory in (served.ingest, served.answer, served.decide_cnm):
         with pytest.raises(DeploymentSetting, match=f"{setting} cannot be chosen by a run"):
             factory(server_runtime({"collection": "manuals", setting: "http://evil:9/v1"}))
+
+
+def test_every_served_graph_is_a_factory_of_the_runs_server_runtime() -> None:
+    """The server passes a run's runtime (its context) only to a factory whose one parameter
+    is annotated ServerRuntime; given anything else, no context would be checked."""
+    for factory in (served.ingest, served.decide_cnm, served.answer, served.chat):
+        (parameter,) = inspect.signature(factory).parameters
+        assert typing.get_type_hints(factory)[parameter] is ServerRuntime, factory.__name__
 
 
 def test_a_server_run_may_choose_its_collection_and_how_to_search() -> None:

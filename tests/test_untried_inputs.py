@@ -17,7 +17,7 @@ from chop.config import Context
 from chop.harness.sample_corpus import write_sample_corpus
 from chop.store import Store
 from tests.fakes import ScriptedChatModel, slowed
-from tests.test_reliability import checkpointed_threads
+from tests.ingest_runs import checkpointed_threads
 
 
 def run_at_once(*runs: Any, stagger: float = 0.0) -> list[Any]:

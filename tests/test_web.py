@@ -35,8 +35,8 @@ from chop.harness.stub_llm import StubServer
 from chop.store import store_for
 from chop.web.serve import port_is_free, stop
 from chop.web.uploads import upload_folder
+from tests.langgraph_server import free_port, log_tail, missing_server_packages
 from tests.pdfs import BODY, BOLD, LARGE, make_styled_pdf
-from tests.test_server import free_port, log_tail, missing_server_packages
 
 pytestmark = pytest.mark.server
 

@@ -295,7 +295,7 @@ def test_each_chop_variant_indexes_into_its_own_collection() -> None:
         default.with_overrides(joint_extraction=True),
     ]
     names = [collection_name("tv", "chop", chop_variant(v)) for v in variants]
-    assert names[0] == "bench_tv_chop"  # the default: what bench.retrieval_options reads
+    assert names[0] == "bench_tv_chop"  # the default: what bench.studies.retrieval_options reads
     assert names[2] == "bench_tv_chop_band_0_0_35"
     assert len(set(names)) == len(names)
 

@@ -1,4 +1,5 @@
-"""bench.generators: models named on the command line, and figures per model beside the 1.5B."""
+"""bench.studies.generators: models named on the command line, and figures per model beside
+the 1.5B."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench.generators import Generator, markdown, parse_model, probe_summary, summaries
+from bench.studies.generators import Generator, markdown, parse_model, probe_summary, summaries
 
 
 def record(model: str, seconds: float, **extra: Any) -> dict[str, Any]:

@@ -1,11 +1,11 @@
-"""The PDF parser comparison (bench/pdf_parsers.py) on a two-page filing made here."""
+"""The PDF parser comparison (bench/studies/pdf_parsers.py) on a two-page filing made here."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bench.pdf_parsers import found, found_in_order, main, recall, words
+from bench.studies.pdf_parsers import found, found_in_order, main, recall, words
 
 
 def two_page_pdf() -> bytes:

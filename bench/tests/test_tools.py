@@ -197,7 +197,7 @@ def test_the_profile_mode_sets_each_stage_beside_its_ceiling(
 
 
 def test_the_modes_summary_counts_cached_answers_as_llm_work(tmp_path: Path) -> None:
-    from bench.continuity_modes import config_args, write_summary
+    from bench.studies.continuity_modes import config_args, write_summary
 
     def results(calls: int, hits: int, hit1: float) -> dict[str, Any]:
         stats = {"llm_calls": calls, "cache_hits": hits, "continuity_llm": 3, "cnm_extracted": 2}

@@ -420,41 +420,22 @@ def _handler_for(stub: StubServer) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def serve_stub(
-    latency: tuple[float, float] = (0.3, 0.8),
-    *,
-    faults: list[str] | None = None,
-    seed: int = 0,
-    port: int = 0,
-    timeout_sleep: float = 30.0,
-    retry_after: float = 0.05,
-) -> Iterator[str]:
-    """Run the stub for the ``with`` block; yields its base URL (add "/v1" for OpenAI clients).
-
-    Use :func:`running_stub` to get the server object (stats, the faults served) instead.
-    """
-    server = StubServer(
-        port=port,
-        latency=latency,
-        seed=seed,
-        faults=faults,
-        timeout_sleep=timeout_sleep,
-        retry_after=retry_after,
-    ).start()
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
-
-
-@contextmanager
 def running_stub(**options: Any) -> Iterator[StubServer]:
-    """Like :func:`serve_stub` but yields the :class:`StubServer` (base_url, stats(), served)."""
+    """Run the stub for the ``with`` block; yields the :class:`StubServer` (base_url, stats(),
+    served). ``options`` are StubServer's: latency, faults, seed, port, timeout_sleep,
+    retry_after."""
     server = StubServer(**options).start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def serve_stub(**options: Any) -> Iterator[str]:
+    """Like :func:`running_stub` but yields only its base URL (add "/v1" for OpenAI clients)."""
+    with running_stub(**options) as server:
+        yield server.base_url
 
 
 def _latency(value: str) -> tuple[float, float]:

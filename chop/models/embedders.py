@@ -172,7 +172,7 @@ def gil_handed_back_often() -> Iterator[None]:
     torch releases the GIL inside each operation but needs it back between them; an ingest's
     other threads run Python (the graph's tasks, chunk decisions), and each may keep the GIL
     for the whole switch interval. With one such thread, MiniLM embedded 32 chunks/s here at
-    5 ms and 62 at 0.5 ms; with three, 9 and 26 (alone: 174-189; bench.gil_contention).
+    5 ms and 62 at 0.5 ms; with three, 9 and 26 (alone: 174-189; bench.studies.gil_contention).
     """
     before = sys.getswitchinterval()
     sys.setswitchinterval(min(before, EMBEDDING_SWITCH_INTERVAL_S))

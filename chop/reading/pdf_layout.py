@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +102,34 @@ class ParsedPdf:
     outline: list[OutlineEntry] = field(default_factory=list)
     title: str = ""
     parser: str = ""
+
+
+def read_document(
+    parser: str,
+    page_count: int,
+    read_page: Callable[[int], PdfPage],
+    outline: Callable[[], list[OutlineEntry]],
+    title: Callable[[], str],
+) -> ParsedPdf:
+    """A PDF as ``parser`` reads it: pages by number (1-based), the outline, the title. A page
+    that fails to read is kept empty and listed in ``failed``, so one broken page loses no
+    other; a damaged outline costs only the bookmarks, a damaged title only the title."""
+    parsed = ParsedPdf(pages=[], parser=parser)
+    for number in range(1, page_count + 1):
+        try:
+            parsed.pages.append(read_page(number))
+        except Exception:  # whatever a damaged page provokes in the parser
+            parsed.pages.append(PdfPage(number=number, text=""))
+            parsed.failed.append(number)
+    try:
+        parsed.outline = outline()
+    except Exception:
+        parsed.outline = []
+    try:
+        parsed.title = title()
+    except Exception:
+        parsed.title = ""
+    return parsed
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,13 @@ from chop.store.outage import (
 )
 from chop.store.pgserver import held_url, resolve_database_url, stop_embedded_server
 from chop.store.records import (
+    NO_CNM,
     ChunkRow,
     CollectionRecord,
     DocumentRecord,
     Hit,
     SearchFilter,
+    chunk_row,
     embedding_key,
 )
 from chop.store.schema import DatabaseNotReady, EmbedderMismatch, UnknownCollection
@@ -38,6 +40,7 @@ __all__ = [
     "CONNECTION_WAIT_S",
     "DEFAULT_OUTAGE_S",
     "EXACT_SCAN_ROWS",
+    "NO_CNM",
     "RRF_K",
     "ChunkRow",
     "CollectionRecord",
@@ -50,6 +53,7 @@ __all__ = [
     "SearchFilter",
     "Store",
     "UnknownCollection",
+    "chunk_row",
     "embedding_key",
     "get_store",
     "outage_for",

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from chop.types import CNM, Chunk
+
 
 @dataclass
 class ChunkFields:
@@ -37,6 +39,42 @@ class ChunkRow(ChunkFields):
     embedding: Sequence[float] | np.ndarray
     flags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+NO_CNM = CNM(category=None, nouns=[], model=None)
+
+
+def chunk_row(
+    chunk: Chunk,
+    *,
+    prefix: str,
+    cnm: CNM,
+    cnm_source: str,
+    continuity: str,
+    embedding_key: str,
+    embedding: Sequence[float] | np.ndarray,
+    flags: Sequence[str] = (),
+) -> ChunkRow:
+    """The row that stores ``chunk``: where it stands (document, index, span, the loader's
+    metadata) comes from the chunk; its labels and vector from the caller."""
+    return ChunkRow(
+        doc_id=chunk["doc_id"],
+        doc_title=chunk["doc_title"],
+        chunk_index=chunk["index"],
+        text=chunk["text"],
+        char_start=chunk["char_start"],
+        char_end=chunk["char_end"],
+        metadata=chunk["metadata"],
+        prefix=prefix,
+        category=cnm["category"],
+        nouns=list(cnm["nouns"]),
+        model=cnm["model"],
+        cnm_source=cnm_source,
+        continuity=continuity,
+        flags=list(flags),
+        embedding_key=embedding_key,
+        embedding=embedding,
+    )
 
 
 @dataclass

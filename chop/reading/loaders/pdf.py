@@ -6,7 +6,7 @@ Pages are read by PDFium (chop.reading.loaders.pdf_pdfium, native code); pypdf
 no text in, and words the reason a file is unreadable. Both give chop.reading.pdf_layout the same
 pages and line fonts.
 
-On the 40 FinanceBench dev filings (4,534 pages; bench/pdf_parsers.py, both in one process,
+On the 40 FinanceBench dev filings (4,534 pages; bench/studies/pdf_parsers.py, both in one process,
 one core, a busy 2-core machine) PDFium reads 133 pages per CPU second (99 per wall second)
 against pypdf's 10 (7.7), 13 times as fast: load_paths parses all 40 in 34 s of wall time
 with a worker per core, where an ingest spent 205 s parsing them with pypdf. Page counts
@@ -61,7 +61,7 @@ _JUNK_TITLE_PREFIX = re.compile(
 def load_pdf(path: Path, max_file_mb: int, parser: Parser = DEFAULT_PARSER) -> SourceDocument:
     """Text per page joined by blank lines; spans carry the page (1-based) and, where the
     outline or the layout shows one, the heading path: {"page": N, "heading": "A > B"}.
-    ``parser`` "pypdf" skips PDFium (bench/pdf_parsers.py compares the two)."""
+    ``parser`` "pypdf" skips PDFium (bench/studies/pdf_parsers.py compares the two)."""
     data = read_bytes(path, max_file_mb)
     if b"%PDF" not in data[:1024]:
         raise LoadError("unreadable PDF: no %PDF header")

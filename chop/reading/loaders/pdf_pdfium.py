@@ -43,6 +43,7 @@ from chop.reading.pdf_layout import (
     PdfPage,
     add_line,
     bold_name,
+    read_document,
 )
 
 logging.getLogger("pypdfium2").setLevel(logging.ERROR)  # a circular outline is worked around
@@ -84,22 +85,13 @@ def read_pdfium(data: bytes) -> ParsedPdf:
 
 
 def _read_document(pdf: pdfium.PdfDocument) -> ParsedPdf:
-    parsed = ParsedPdf(pages=[], parser="pdfium")
-    for index in range(len(pdf)):
-        try:
-            parsed.pages.append(_read_page(pdf, index))
-        except Exception:  # one broken page should not lose the others
-            parsed.pages.append(PdfPage(number=index + 1, text=""))
-            parsed.failed.append(index + 1)
-    try:
-        parsed.outline = _outline(pdf)
-    except Exception:  # a damaged outline only costs the bookmarks; the layout still speaks
-        parsed.outline = []
-    try:
-        parsed.title = pdf.get_metadata_value("Title")
-    except Exception:
-        parsed.title = ""
-    return parsed
+    return read_document(
+        "pdfium",
+        len(pdf),
+        lambda number: _read_page(pdf, number - 1),
+        lambda: _outline(pdf),
+        lambda: pdf.get_metadata_value("Title"),
+    )
 
 
 def _outline(pdf: pdfium.PdfDocument) -> list[OutlineEntry]:

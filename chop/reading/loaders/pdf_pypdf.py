@@ -27,6 +27,7 @@ from chop.reading.pdf_layout import (
     PdfPage,
     add_line,
     bold_name,
+    read_document,
 )
 
 # pypdf logs damage it works around ("EOF marker not found") without naming the file; an
@@ -50,19 +51,13 @@ def read_pypdf(data: bytes) -> ParsedPdf:
         raise LoadError(f"unreadable PDF: {pdf_reason(err)}") from None
     if not pages:
         raise LoadError("unreadable PDF: no pages")
-    parsed = ParsedPdf(pages=[], parser="pypdf")
-    for number, page in enumerate(pages, start=1):
-        try:
-            parsed.pages.append(read_page(page, number))
-        except Exception:  # one broken page should not lose the others
-            parsed.pages.append(PdfPage(number=number, text=""))
-            parsed.failed.append(number)
-    try:
-        parsed.outline = pypdf_outline(reader)
-    except Exception:  # a damaged outline only costs the bookmarks; the layout still speaks
-        parsed.outline = []
-    parsed.title = _title(reader)
-    return parsed
+    return read_document(
+        "pypdf",
+        len(pages),
+        lambda number: read_page(pages[number - 1], number),
+        lambda: pypdf_outline(reader),
+        lambda: _title(reader),
+    )
 
 
 def pdf_reason(err: Exception) -> str:

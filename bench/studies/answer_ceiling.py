@@ -1,7 +1,7 @@
 """How far an extractive answer could go on the E-Manual answer set, from the answers already
 published by bench.answers (no model, no database):
 
-    python -m bench.answer_ceiling        # reads bench/results/answers/emanual.jsonl
+    python -m bench.studies.answer_ceiling        # reads bench/results/answers/emanual.jsonl
 
 Per question it scores, by ROUGE-L against the reference answer: the published answer; the
 answer cut to its first N sentences (does a shorter quote score better?); the whole gold
@@ -16,14 +16,13 @@ import argparse
 import json
 import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.answers import EMANUAL_DATA, emanual_cases, published, scored
-from bench.emanual import DEFAULT_OUT, REPO_ROOT
+from bench.answers import EMANUAL_DATA, emanual_cases, scored
+from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
-from bench.report import md_table, script_parser
+from bench.report import REPO_ROOT, dated, md_table, page, script_main, script_parser
 from chop.answers.answering import split_sentences
 
 MAX_RUN = 12  # sentences in the oracle's run, at most
@@ -84,10 +83,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "answer quotes another section": [r for r in rows if not r["quotes_gold"]],
     }
     return {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "answers": os.path.relpath(args.answers, REPO_ROOT),
-        },
+        "settings": dated({"answers": os.path.relpath(args.answers, REPO_ROOT)}),
         "questions": len(rows),
         "mean_rouge_l": {k: round(mean([r[k] for r in rows]), 3) for k in keys},
         "by_section": {
@@ -103,42 +99,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    means = results["mean_rouge_l"]
-    return "\n".join(
-        [
-            "# How far an extractive answer could go (bench.answer_ceiling)",
-            "",
-            f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
-            f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
-            "",
-            md_table(["answer as", "mean ROUGE-L"], [[k, v] for k, v in means.items()]),
-            "",
-            md_table(
-                ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
-                [
-                    [name, g["questions"], g["answer"], g["gold_section"]]
-                    for name, g in results["by_section"].items()
-                ],
-            ),
-            "",
-            "gold_best_run: the best run of consecutive sentences of the gold section, chosen "
-            "knowing the reference (an oracle: the most sentence selection inside the right "
-            "section could score). answer_first_N: the published answer cut to N sentences.",
-            "",
-        ]
+    return page(
+        "How far an extractive answer could go (bench.studies.answer_ceiling)",
+        f"{results['settings']['date']} · {results['questions']} E-Manual questions, "
+        f"ROUGE-L F1 against the reference, from {results['settings']['answers']}",
+        md_table(["answer as", "mean ROUGE-L"], list(results["mean_rouge_l"].items())),
+        md_table(
+            ["questions", "n", "answer ROUGE-L", "gold section ROUGE-L"],
+            [
+                [name, g["questions"], g["answer"], g["gold_section"]]
+                for name, g in results["by_section"].items()
+            ],
+        ),
+        "gold_best_run: the best run of consecutive sentences of the gold section, chosen "
+        "knowing the reference (an oracle: the most sentence selection inside the right "
+        "section could score). answer_first_N: the published answer cut to N sentences.",
     )
 
 
 def parser() -> argparse.ArgumentParser:
-    p = script_parser("bench.answer_ceiling", __doc__)
+    p = script_parser("bench.studies.answer_ceiling", __doc__)
     p.add_argument("--answers", default=str(DEFAULT_OUT / "answers" / "emanual.jsonl"))
     p.add_argument("--emanual-data", type=Path, default=EMANUAL_DATA)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "answer-ceiling")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return published(parser().parse_args(argv), run, markdown)
+main = script_main(parser, run, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 gil_handed_back_often): the local embedder's chunks/s alone and beside busy Python threads,
 at Python's default switch interval (5 ms) and at chop's.
 
-    python -m bench.gil_contention [--chunks 320] [--rounds 2]
+    python -m bench.studies.gil_contention [--chunks 320] [--rounds 2]
 
 The embedder is chop's default (get_embedder, default Context), embedding the same synthetic
 filing-like texts each time; the busy threads run a pure-Python loop, as the ingest graph's
@@ -13,23 +13,26 @@ by patching EMBEDDING_SWITCH_INTERVAL_S. Writes bench/results/gil-contention/res
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import threading
 import time
-from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import chop.models.embedders
 from bench.emanual import DEFAULT_OUT
-from bench.report import md_table, publish, script_parser
+from bench.report import dated, keyed_table, machine, machine_line, page, script_main, script_parser
 from chop.config import Context
 from chop.models.construction import get_embedder
 
 INTERVALS = (0.005, chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S)
 BUSY_THREADS = (0, 1, 3)
+COLUMNS = {  # results.md's columns: the rows' keys
+    "busy Python threads": "busy_threads",
+    "switch interval ms": "switch_interval_ms",
+    "chunks/s (median)": "median",
+    "rounds": "chunks_per_s",
+}
 
 
 def busy(stop: threading.Event) -> None:
@@ -78,52 +81,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for key, values in rates.items()
     ]
     return {
-        "settings": {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "chunks": args.chunks,
-            "rounds": args.rounds,
-            "embedder": get_embedder(Context()).name,
-            "cpu_count": os.cpu_count(),
-            "load_average_at_start": list(os.getloadavg()),
-        },
+        "settings": dated(
+            {
+                "chunks": args.chunks,
+                "rounds": args.rounds,
+                "embedder": get_embedder(Context()).name,
+                **machine(),
+            }
+        ),
         "rows": rows,
     }
 
 
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
-    return "\n".join(
-        [
-            "# MiniLM beside busy Python threads (bench.gil_contention)",
-            "",
-            f"{s['date']} · {s['embedder']}, {s['chunks']} texts, {s['rounds']} rounds, "
-            f"{s['cpu_count']} cores, load average at start {s['load_average_at_start'][0]:.1f}",
-            "",
-            md_table(
-                ["busy Python threads", "switch interval ms", "chunks/s (median)", "rounds"],
-                [
-                    [r["busy_threads"], r["switch_interval_ms"], r["median"], r["chunks_per_s"]]
-                    for r in results["rows"]
-                ],
-            ),
-            "",
-        ]
+    return page(
+        "MiniLM beside busy Python threads (bench.studies.gil_contention)",
+        f"{s['date']} · {s['embedder']}, {s['chunks']} texts, {s['rounds']} rounds, "
+        + machine_line(s),
+        keyed_table(COLUMNS, results["rows"]),
     )
 
 
 def parser() -> argparse.ArgumentParser:
-    p = script_parser("bench.gil_contention", __doc__)
+    p = script_parser("bench.studies.gil_contention", __doc__)
     p.add_argument("--chunks", type=int, default=320)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT / "gil-contention")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    results = run(args)
-    publish(args.out, results, markdown(results))
-    return 0
+main = script_main(parser, run, markdown=markdown)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """PDF parsing: PDFium (chop.reading.loaders.pdf_pdfium) against pypdf
 (chop.reading.loaders.pdf_pypdf), speed and fidelity on the FinanceBench dev filings.
 
-    python -m bench.pdf_parsers [--data DIR] [--only STEM ...] [--out DIR]
+    python -m bench.studies.pdf_parsers [--data DIR] [--only STEM ...] [--out DIR]
 
 Both parsers run in this one process, one file at a time, alternating which goes first, so a
 busy machine slows both alike: the ratio is the number to trust, the pages/s are this machine's.
@@ -36,13 +36,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.report import log, md_table, publish, script_parser
+from bench.report import RESULTS, SHARED_DATA, log, md_table, publish, script_parser
 from chop.reading.loaders.pdf import PARSERS, Parser, read_pdf
 from chop.reading.pdf_layout import Heading, page_spans
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "financebench-dev"
-DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "pdf_parsers"
+DEFAULT_DATA = SHARED_DATA / "financebench-dev"
+DEFAULT_OUT = RESULTS / "pdf_parsers"
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -368,7 +367,7 @@ def _machine() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = script_parser("bench.pdf_parsers", __doc__)
+    parser = script_parser("bench.studies.pdf_parsers", __doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--only", nargs="*", default=[], help="file stems to compare")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

@@ -1,6 +1,6 @@
 """How much topic-shift signal adjacent-chunk similarity carries (the continuity gate's input).
 
-    python -m bench.gate_signal [--data PATH]
+    python -m bench.studies.gate_signal [--data PATH]
 
 Splits the S10 and TV manuals into chop's 200/40 token windows, embeds them with MiniLM, and
 compares the similarity of adjacent chunks (relative to the manual's background, the gate's
@@ -10,7 +10,6 @@ another section (the hidden evaluation labels). Writes bench/results/gate_signal
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import json
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.emanual import DEFAULT_DATA, DEFAULT_OUT
+from bench.report import script_parser
 from chop.config import Context
 from chop.models.construction import get_embedder
 from chop.reading.chunking import background_similarity, relative_adjacent_similarity, token_windows
@@ -54,7 +54,7 @@ def measure(path: Path, ctx: Context) -> dict[str, object]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser("bench.studies.gate_signal", __doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
     if not args.data.exists():

@@ -3,9 +3,9 @@
 
 One command (results in bench/results/embedders/results.{json,md}):
 
-    python -m bench.embedders                                 # pair + tv, minilm + nomic
-    python -m bench.embedders --embedders minilm,nomic,nomic-q8_0 --subsets pair
-    python -m bench.embedders --reuse RUNS --speed-rounds 0   # tables from runs already made
+    python -m bench.studies.embedders                          # pair + tv, minilm + nomic
+    python -m bench.studies.embedders --embedders minilm,nomic,nomic-q8_0 --subsets pair
+    python -m bench.studies.embedders --reuse RUNS --speed-rounds 0  # tables from runs made
 
 Quality: for each embedder and subset it runs ``python -m bench.emanual --subset S --methods
 chop --structure headings`` (the published chop rows: the real ingest graph, default settings)
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.emanual import DEFAULT_OUT
-from bench.report import log, md_table, run_cli, script_parser, write_report
+from bench.report import log, md_table, script_main, script_parser, write_report
 from chop.config import Context
 from chop.models.construction import ModelUnavailable, get_embedder
 from chop.models.embedders import Embedder
@@ -156,7 +156,7 @@ def markdown(results: dict[str, Any]) -> str:
     rows = results["quality"]
     base = {r["subset"]: r for r in rows if r["embedder"] == "minilm"}
     lines = [
-        "# Local embedders on the product path (bench.embedders)",
+        "# Local embedders on the product path (bench.studies.embedders)",
         "",
         f"{results['date']} · chop rows of `bench.emanual --methods chop --structure headings`, "
         "default settings, one embedder at a time",
@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = script_parser("bench.embedders", __doc__)
+    p = script_parser("bench.studies.embedders", __doc__)
     p.add_argument("--embedders", default="minilm,nomic", help=", ".join(EMBEDDERS))
     p.add_argument("--subsets", default=",".join(SUBSETS))
     p.add_argument("--runs", default=None, help="keep the bench.emanual runs here")
@@ -265,8 +265,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(parser(), run, argv, (ModelUnavailable, subprocess.CalledProcessError))
+main = script_main(parser, run, expected=(ModelUnavailable, subprocess.CalledProcessError))
 
 
 if __name__ == "__main__":

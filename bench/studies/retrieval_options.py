@@ -1,6 +1,6 @@
 """Answer-time retrieval options, measured on the E-Manual indexes that bench.emanual built.
 
-    python -m bench.retrieval_options --subset pair [--subset tv] [--answers N]
+    python -m bench.studies.retrieval_options --subset pair [--subset tv] [--answers N]
 
 For each index (plain CHOP, and naive chunks as the baseline) and each option of the retrieve
 node (query CNM off / boost / filter; vector or hybrid search) it asks three question sets:
@@ -18,7 +18,6 @@ bench/results/options/<subset>.{json,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,6 +29,7 @@ from typing import Any
 from bench.emanual import DEFAULT_DATA, DEFAULT_OUT, collection_name, map_gold, overlaps
 from bench.emanual_data import GoldMatch, Manual, load_subset, match_gold
 from bench.metrics import hit_at_k, mean, mrr_at_k, ndcg_at_k, token_f1
+from bench.report import script_parser
 from chop.config import Context
 from chop.models.construction import get_embedder
 from chop.retrieval.retrieve import retrieve_for_question
@@ -189,7 +189,7 @@ def markdown(subset: str, rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser("bench.studies.retrieval_options", __doc__)
     parser.add_argument("--subset", action="append", choices=["pair", "tv", "full"])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--answers", type=int, default=0, help="questions answered for F1")
