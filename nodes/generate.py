@@ -109,13 +109,17 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     filings = bool(resolution.get("filings"))
     topic = resolution.get("topic") or question
     computed_note = ""
+    plain_rows: list[Row] = []
     if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
         # a metric over the statements' rows, computed by code (chop.answers.formulas)
         extra = statement_sources(ctx, store, question, resolution, len(sources))
         rows = rows_of(extra, read_section) + rows_of(sources, read_section)
         computed = compute(question, rows)
         if computed is not None and computed.plain:
-            computed = None  # a line item asked for itself: its stated rows answer it below
+            # a line item asked for itself: the statement row it was read from, and the rows
+            # the question names, answer it below
+            plain_rows = computed.rows
+            computed = None
         if computed is not None and computed.value is not None:
             said = figure_verdict(question, computed) if yes_no else None
             opening = {"yes": "Yes. ", "no": "No. "}.get(said or "", "")
@@ -163,7 +167,12 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         # the question's topic, as the company's name in "attributable to General Mills" is no
         # line item
         rows = (
-            answering_rows(rows_of(sources, read_section), topic)
+            list(
+                {
+                    id(row): row
+                    for row in [*plain_rows, *answering_rows(rows_of(sources, read_section), topic)]
+                }.values()
+            )
             if is_figure_question(question)
             else []
         )

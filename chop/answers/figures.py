@@ -170,7 +170,11 @@ def stated(row: Row, question: str = "") -> str:
     cells = []
     for period, value in zip(row.periods, row.values, strict=True):
         cell = (
-            f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+            f"{row.column(period)} {_written(value, row.percent)}"
+            if row.columns
+            else f"{period} {_written(value, row.percent)}"
+            if period
+            else _written(value, row.percent)
         )
         if convert and value is not None:
             scaled = value * _UNIT_SIZE[row.unit] / _UNIT_SIZE[into]
@@ -190,7 +194,11 @@ def row_heading(row: Row) -> str:
 def row_line(row: Row) -> str:
     """A row as a quote shows it: "Total revenue, in millions: 2022 66,608; 2021 62,286"."""
     cells = [
-        f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+        f"{row.column(period)} {_written(value, row.percent)}"
+        if row.columns
+        else f"{period} {_written(value, row.percent)}"
+        if period
+        else _written(value, row.percent)
         for period, value in zip(row.periods, row.values, strict=True)
     ]
     unit = f", in {row.unit}" if _unit_word(row) else ""

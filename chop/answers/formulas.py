@@ -66,6 +66,7 @@ class Computed:
     value: float | None = None
     values: dict[int, float] = field(default_factory=dict)
     plain: bool = False  # one line item's value asked for itself: nothing computed
+    rows: list[Row] = field(default_factory=list)  # the rows its inputs were read from
 
 
 class Lookup:
@@ -181,12 +182,14 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
     if not complete:
         plain = not given and asked.metric is None and asked.mode == "value"
         return Computed(_missing_text(name, wanted, missing), [], missing, plain=plain)
-    text, value = _result_text(asked, name, formula, percent, values, question)
+    names = {i.year: i.row.column(str(i.year)).split(" (")[0] for i in lookup.used.values()}
+    text, value = _result_text(asked, name, formula, percent, values, question, names)
     inputs = sorted(lookup.used.values(), key=lambda i: (i.item.key, i.year))
     text += " Inputs: " + "; ".join(_input_text(i) for i in inputs) + "."
     citations = list(dict.fromkeys(i.row.source for i in inputs))
     plain = not given and asked.metric is None and asked.mode == "value"
-    return Computed(text, citations, [], value, values, plain)
+    rows_used = list({id(i.row): i.row for i in inputs}.values())
+    return Computed(text, citations, [], value, values, plain, rows_used)
 
 
 STATEMENT_YEARS = 3  # an income statement's comparison: the years a "trend" question reads
@@ -210,14 +213,18 @@ def _result_text(
     percent: bool,
     values: dict[int, float],
     question: str,
+    names: dict[int, str] | None = None,
 ) -> tuple[str, float]:
+    def fy(year: int) -> str:
+        return (names or {}).get(year, f"FY{year}")
+
     decimals = _decimals(question)
     years = asked.years
-    each = "; ".join(f"FY{y} {_shown(values[y], percent, decimals)}" for y in years)
+    each = "; ".join(f"{fy(y)} {_shown(values[y], percent, decimals)}" for y in years)
     if asked.mode == "average":
         value = sum(values[y] for y in years) / len(years)
         return (
-            f"{name}, {len(years)}-year average FY{years[0]}-FY{years[-1]}: "
+            f"{name}, {len(years)}-year average {fy(years[0])}-{fy(years[-1])}: "
             f"{_shown(value, percent, decimals)} (each year: {each}; {name.lower()} = {formula}).",
             value,
         )
@@ -228,8 +235,8 @@ def _result_text(
             return f"{name}: {each}; a CAGR needs two positive values.", math.nan
         value = ((last / first) ** (1 / span) - 1) * 100
         return (
-            f"{name} CAGR FY{years[0]}-FY{years[-1]}: {_shown(value, True, decimals)} "
-            f"(({name} FY{years[-1]} / FY{years[0]})^(1/{span}) - 1; {each}).",
+            f"{name} CAGR {fy(years[0])}-{fy(years[-1])}: {_shown(value, True, decimals)} "
+            f"(({name} {fy(years[-1])} / {fy(years[0])})^(1/{span}) - 1; {each}).",
             value,
         )
     if asked.mode in ("growth", "change") and len(years) > 1:
@@ -239,7 +246,7 @@ def _result_text(
             steps = (
                 "; year-over-year: "
                 + "; ".join(
-                    f"FY{b} {_signed(values[b] - values[a], decimals)} percentage points"
+                    f"{fy(b)} {_signed(values[b] - values[a], decimals)} percentage points"
                     for a, b in itertools.pairwise(years)
                 )
                 if len(years) > 2
@@ -247,21 +254,21 @@ def _result_text(
             )
             return (
                 f"{name}: {each}; change {_signed(value, decimals)} percentage points "
-                f"FY{years[0]}-FY{years[-1]}{steps} ({name.lower()} = {formula}).",
+                f"{fy(years[0])}-{fy(years[-1])}{steps} ({name.lower()} = {formula}).",
                 value,
             )
         value = (last - first) / abs(first) * 100 if first else math.nan
         amount = _signed_amount(last - first, decimals)
         return (
             f"{name}: {each}; change {amount} ({_signed(value, decimals)}%) "
-            f"(FY{years[-1]} vs FY{years[0]}"
+            f"({fy(years[-1])} vs {fy(years[0])}"
             + (f"; {name.lower()} = {formula}" if formula != name.lower() else "")
             + ").",
             value,
         )
     value = values[years[-1]]
     how = f" ({name.lower()} = {formula})" if formula != name.lower() else ""
-    return f"{name} FY{years[-1]}: {_shown(value, percent, decimals)}{how}.", value
+    return f"{name} {fy(years[-1])}: {_shown(value, percent, decimals)}{how}.", value
 
 
 def _missing_text(name: str, years: list[int], missing: list[str]) -> str:
@@ -278,7 +285,7 @@ def _input_text(given: Input) -> str:
     pages = f", p. {', '.join(str(p) for p in row.pages)}" if row.pages else ""
     where = f"{row.statement}, " if row.statement else ""
     return (
-        f"{row.label} FY{given.year} {_written(given.value, row.percent)}{unit} "
+        f"{row.label} {row.column(str(given.year))} {_written(given.value, row.percent)}{unit} "
         f"[{where}source {row.source}{pages}]"
     )
 

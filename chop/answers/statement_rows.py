@@ -67,6 +67,16 @@ class Row:
     percent: bool = False
     statement: str = ""  # the table's title or section heading: "Consolidated Balance Sheets"
     group: str = ""  # the heading the row is printed under: "Inventories, net", "Revenues"
+    # each period as the answer names it where the header's dates tell a quarter from a
+    # fiscal year ("Q2 FY2024 (July 29, 2023)", "FY2023 (January 28, 2023)"); else []
+    columns: list[str] = field(default_factory=list)
+
+    def column(self, period: str) -> str:
+        """How the answer names the column of ``period`` ("FY2023", "Q2 FY2024 (July 29,
+        2023)")."""
+        if self.columns and period in self.periods:
+            return self.columns[self.periods.index(period)]
+        return f"FY{period}" if period.isdigit() else period
 
     def value(self, column: str) -> float | None:
         """The value in the period column ``column`` ("2022"), or by position ("0", "-1")."""
@@ -97,6 +107,8 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
     unit = ""
     heading = statement if _STATEMENT_TITLE.search(statement) else ""
     in_header = False  # the lines since the last header line are all part of a header
+    header_text = ""
+    columns: list[str] = []  # the header's periods as the answer names them, when dated
     pending: list[str] = []  # lines with no figures since the last row: a label's start
     group = ""  # the heading the rows below are printed under
     for line in text.splitlines():
@@ -109,10 +121,14 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
         header = _periods(line)
         if header:
             periods = periods + header if in_header else header
+            header_text = f"{header_text} {line}" if in_header else line
             in_header, pending, group = True, [], ""
             continue
         if not line.strip() or (in_header and _header_fragment(line)):
+            header_text += f" {line}" if in_header else ""
             continue
+        if in_header:
+            periods, columns = fiscal_columns(header_text, periods)
         in_header = False
         if not periods:
             continue
@@ -140,15 +156,64 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
         values = [_number(cell) for cell in cells]
         if all(value is None for value in values):
             continue
-        row_periods = periods[: len(values)] if len(values) == len(periods) else [""] * len(values)
+        aligned = len(values) == len(periods)
+        row_periods = periods[: len(values)] if aligned else [""] * len(values)
         rows.append(
             Row(" ".join(label.strip(" .:$").split()), values, row_periods, unit, source,
                 list(pages), percent=any(cell.rstrip().endswith("%") for cell in cells),
-                statement=heading, group=group)
+                statement=heading, group=group, columns=columns if aligned else [])
         )  # fmt: skip
         if _TOTAL.match(label):
             group = ""  # the heading's rows end with its total
     return rows if len(rows) >= MIN_TABLE_ROWS else []
+
+
+_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+({_YEAR})\b", re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+SAME_DATE_DAYS = 10  # 52/53-week years end within days of each other (January 28 / February 1)
+
+
+def fiscal_columns(header: str, periods: list[str]) -> tuple[list[str], list[str]]:
+    """A dated header's periods as fiscal years, and how the answer names each column.
+
+    A 10-Q's balance sheet compares the quarter's end with the last fiscal year's end
+    ("July 29, 2023  January 28, 2023  July 30, 2022"): a column dated on another day of the
+    year than the first is a fiscal year's end (FY2023, named by the year it ends in), and a
+    quarter's column belongs to the fiscal year ending after it (July 29, 2023 is in the year
+    ending January 2024: Q2 FY2024). A header whose dates all fall on the same day of the
+    year (an annual report's) keeps its calendar years."""
+    dates = [
+        (int(y), _MONTHS.index(m[:3].lower()) + 1, int(d), f"{m} {d}, {y}")
+        for m, d, y in _DATE.findall(header)
+    ]
+    if len(dates) != len(periods) or len(dates) < 2:
+        return periods, []
+    first = _day_of_year(dates[0])
+    year_ends = [d for d in dates if _days_apart(_day_of_year(d), first) > SAME_DATE_DAYS]
+    if not year_ends:
+        return periods, []
+    end = year_ends[0]
+    fiscal: list[str] = []
+    names: list[str] = []
+    for date in dates:
+        if _days_apart(_day_of_year(date), _day_of_year(end)) <= SAME_DATE_DAYS:
+            fiscal.append(str(date[0]))
+            names.append(f"FY{date[0]} ({date[3]})")
+            continue
+        year = date[0] + (1 if (date[1], date[2]) > (end[1], end[2]) else 0)
+        quarter = round(((date[1] - end[1]) % 12 + (date[2] - end[2]) / 30) / 3) or 4
+        fiscal.append(str(year))
+        names.append(f"Q{quarter} FY{year} ({date[3]})")
+    return fiscal, names
+
+
+def _day_of_year(date: tuple[int, int, int, str]) -> int:
+    return (date[1] - 1) * 31 + date[2]
+
+
+def _days_apart(a: int, b: int) -> int:
+    gap = abs(a - b) % 372
+    return min(gap, 372 - gap)
 
 
 def _columns(label: str, cells: list[str], periods: int) -> tuple[str, list[str]]:
