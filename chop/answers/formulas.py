@@ -306,7 +306,8 @@ def _shown(value: float, percent: bool = False, decimals: int | None = None) -> 
 
 
 def _signed_amount(value: float, decimals: int | None) -> str:
-    return ("+" if value > 0 else "") + _shown(value, False, decimals)
+    whole = decimals is None and abs(value) >= 1 and round(value, 6).is_integer()
+    return ("+" if value > 0 else "") + _shown(value, False, 0 if whole else decimals)
 
 
 def _signed(value: float, decimals: int | None) -> str:
