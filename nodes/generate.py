@@ -9,6 +9,7 @@ adds what it can back from it: a yes/no verdict, a short direct answer (chop.ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from chop.answers.figures import (
     Row,
     answering_rows,
     figure_answer,
+    has_figure_lines,
     is_figure_question,
     relevant_rows,
     row_for_line,
@@ -103,6 +105,13 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             last += 1
         return chunks[first : last + 1]
 
+    def read_before(source: Source) -> str:
+        """The text of the chunks just before ``source``: the header of a table whose
+        continuation (its periods printed above) ``source`` holds."""
+        index = source["chunk_index"]
+        before = store.neighbours(ctx.collection, source["doc_id"], index - 2, index - 1)
+        return "\n".join(to_source(source["number"], hit)["text"] for hit in before)
+
     question = state["question"]
     yes_no = is_yes_no_question(question)
     resolution: dict[str, Any] = dict(state.get("question_resolution") or {})
@@ -113,7 +122,9 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
         # a metric over the statements' rows, computed by code (chop.answers.formulas)
         extra = statement_sources(ctx, store, question, resolution, len(sources))
-        rows = rows_of(extra, read_section) + rows_of(sources, read_section)
+        rows = rows_of(extra, read_section, read_before) + rows_of(
+            sources, read_section, read_before
+        )
         computed = compute(question, rows)
         if computed is not None and computed.plain:
             # a line item asked for itself: the statement row it was read from, and the rows
@@ -263,8 +274,13 @@ def statement_sources(
     return found
 
 
-def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
-    """The table rows of the sources' sections, each section read once, in rank order."""
+def rows_of(
+    sources: list[Source],
+    read_section: SectionReader,
+    read_before: Callable[[Source], str] | None = None,
+) -> list[Row]:
+    """The table rows of the sources' sections, each section read once, in rank order; a
+    section holding a table's rows without its header is read after the text before it."""
     rows: list[Row] = []
     seen: set[int] = set()
     for source in sources:
@@ -275,7 +291,13 @@ def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
         pages = sorted({p for chunk in section for p in chunk["metadata"].get("pages") or ()})
         text = "\n".join(chunk["text"] for chunk in section)
         headings = heading_path(source)
-        rows.extend(table_rows(text, source["number"], pages, headings[-1] if headings else ""))
+        statement = headings[-1] if headings else ""
+        found = table_rows(text, source["number"], pages, statement)
+        if not found and read_before is not None and has_figure_lines(text):
+            found = table_rows(
+                f"{read_before(section[0])}\n{text}", source["number"], pages, statement
+            )
+        rows.extend(found)
     return rows
 
 

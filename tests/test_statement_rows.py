@@ -208,6 +208,13 @@ def test_total_debt_sums_both_maturities_and_states_the_change_as_an_amount() ->
     assert verdict(question, computed) == "no"
 
 
+def test_a_kind_of_debt_asked_about_is_not_the_companys_total_debt() -> None:
+    rows = table_rows(BALANCE_WITH_PARTS, 1)
+    listed = "Which debt securities are listed under the company's name in 2024?"
+    assert compute(listed, rows) is None
+    assert compute("Which type of debt held the largest investment in FY2024?", rows) is None
+
+
 def test_capital_intensity_is_assets_per_unit_of_revenue() -> None:
     income = """CONSOLIDATED STATEMENTS OF INCOME
 ($ in millions)

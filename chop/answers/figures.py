@@ -24,6 +24,7 @@ from chop.answers.statement_rows import (  # noqa: F401 (the rows' names, read h
     Row,
     _number,
     _written,
+    has_figure_lines,
     row_for_line,
     table_rows,
 )

@@ -335,7 +335,10 @@ METRICS = (
             "total assets / revenue (assets per 1 of revenue)", ("total_assets", "revenue"),
             lambda g, y: g("total_assets", y) / g("revenue", y)),
     _metric("total_debt", "Total debt",
-            r"(?<!long-term\s)(?<!short-term\s)\b(?:total\s+)?debt\b(?!\s*(?:-|to)\s*(?:equity|capital|ebitda))",
+            # the company's debt as a whole, not a kind of debt ("which debt securities")
+            r"\btotal\s+debt\b(?!\s*(?:-|to)\s*(?:equity|capital|ebitda))"
+            r"|\bdebt\s+on\s+(?:its\s+|the\s+)?balance\s+sheet\b"
+            r"|\b(?:its|their)\s+(?:total\s+)?debt\b(?!\s+(?:securities|investments?))",
             "long-term debt + debt due within a year", ("long_term_debt", "current_debt"),
             lambda g, y: g("long_term_debt", y) + _optional(g, "current_debt", y)),
     _metric("debt_to_equity", "Debt to equity", r"\bdebt[- ]to[- ]equity\b",

@@ -216,6 +216,11 @@ def _days_apart(a: int, b: int) -> int:
     return min(gap, 372 - gap)
 
 
+def has_figure_lines(text: str) -> bool:
+    """Whether ``text`` holds table rows (lines ending in figures), header or not."""
+    return sum(1 for line in text.splitlines() if _split_row(line)[1]) >= MIN_TABLE_ROWS
+
+
 def _columns(label: str, cells: list[str], periods: int) -> tuple[str, list[str]]:
     """The cells of the header's periods: a note column or footnote marks before them and
     percent-change columns after them are dropped ("(1)" marks stay in the label)."""
