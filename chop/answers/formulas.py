@@ -14,8 +14,12 @@ operating and net (profit) margin; asset, fixed asset and
 inventory turnover; receivables turnover; payout and retention ratio; DPO, DSO, DIO and the
 cash conversion cycle; current (working capital), quick and cash ratio; working capital;
 operating cash flow ratio; capital expenditure; free cash flow and its conversion; effective
-tax rate; interest coverage; return on assets and on equity; debt to equity; capex as a share of
-revenue; growth and CAGR of any line item; an average over several years of any of these.
+tax rate; interest coverage; return on assets and on equity; debt to equity; capital intensity
+(total assets / revenue); total debt; capex as a share of revenue; growth and CAGR of any line
+item; an average over several years of any of these. Where analysts' definitions differ, the
+common one is chosen and shown in the answer: the quick ratio is (total current assets -
+inventories) / total current liabilities, inventories summed from their parts where a balance
+sheet prints no total ("Raw materials", "Work in process", "Finished goods").
 """
 
 from __future__ import annotations
