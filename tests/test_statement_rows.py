@@ -94,7 +94,7 @@ def test_a_year_over_year_change_reads_the_multi_line_header() -> None:
         table_rows(INCOME_IN_THOUSANDS, 1),
     )
     assert computed is not None and computed.value == pytest.approx(50.0)
-    assert "+250,000" in computed.text, "the change is stated as an amount too"
+    assert "change +250 million (+50.0%)" in computed.text, "an amount too, in millions"
 
 
 def test_a_note_column_is_not_a_period_and_a_heading_names_its_unlabelled_total() -> None:
@@ -133,7 +133,29 @@ Purchases of land, buildings, and equipment (50,000) (30,000)
     computed = compute("What is FY2022 capex as a % of revenue?", rows)
     assert computed is not None and computed.value == pytest.approx(5.0)
     fcf = compute("What is the FY2022 free cash flow?", rows)
-    assert fcf is not None and fcf.value == pytest.approx(250_000.0)
+    assert fcf is not None and fcf.value == pytest.approx(250.0), "in millions"
+    assert "Free cash flow FY2022: 250 million" in fcf.text
+
+
+def test_a_ratio_of_a_table_in_millions_to_one_in_thousands_is_computed_in_one_unit() -> None:
+    summary = """(in millions)
+Fiscal 2022 2021
+Net cash provided by operating activities $ 1,250.0 $ 1,000.0
+Net cash used for investing activities (400.0) (300.0)
+"""
+    balance = """CONSOLIDATED BALANCE SHEETS
+(In thousands)
+December 31, 2022 2021
+Total current assets 3,000,000 2,800,000
+Total current liabilities 2,500,000 2,000,000
+"""
+    rows = table_rows(summary, 1) + table_rows(balance, 2)
+    question = (
+        "What is the FY2022 operating cash flow ratio? Operating cash flow ratio is defined "
+        "as: cash from operations / total current liabilities."
+    )
+    computed = compute(question, rows)
+    assert computed is not None and computed.value == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(

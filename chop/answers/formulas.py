@@ -82,8 +82,11 @@ class Lookup:
         self.missing: list[str] = []
 
     def __call__(self, key: str, year: int) -> float:
+        """The item's value in ``year``, in millions where its table names a unit (a
+        statement in thousands beside a summary in millions)."""
         if (key, year) in self.used:
-            return self.used[(key, year)].value
+            given = self.used[(key, year)]
+            return given.value * _in_millions(given.row)
         item = ITEMS[key]
         # a statement prints every year it compares: of the rows that state the item, those
         # with the most periods first (a note's or a subsidiary's one-year table after them)
@@ -101,9 +104,18 @@ class Lookup:
             if value is not None:
                 value = abs(value) if item.magnitude else value
                 self.used[(key, year)] = Input(item, year, value, row)
-                return value
+                return value * _in_millions(row)
         self.missing.append(f"{item.name} (FY{year})")
         raise LookupError(key)
+
+
+_UNIT_SIZE = {"thousands": 1e-3, "millions": 1.0, "billions": 1e3}
+# metrics that are amounts of money, not ratios: stated in millions
+AMOUNTS = frozenset(("fcf", "working_capital", "total_debt"))
+
+
+def _in_millions(row: Row) -> float:
+    return _UNIT_SIZE.get(row.unit, 1.0)
 
 
 def _summed_parts(item: Item, rows: Sequence[Row], year: int) -> list[Row]:
@@ -187,7 +199,10 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
         plain = not given and asked.metric is None and asked.mode == "value"
         return Computed(_missing_text(name, wanted, missing), [], missing, plain=plain)
     names = {i.year: i.row.column(str(i.year)).split(" (")[0] for i in lookup.used.values()}
-    text, value = _result_text(asked, name, formula, percent, values, question, names)
+    amount = (asked.metric.key in AMOUNTS) if asked.metric else not percent
+    in_units = all(i.row.unit for i in lookup.used.values())
+    unit = " million" if amount and in_units else ""
+    text, value = _result_text(asked, name, formula, percent, values, question, names, unit)
     inputs = sorted(lookup.used.values(), key=lambda i: (i.item.key, i.year))
     text += " Inputs: " + "; ".join(_input_text(i) for i in inputs) + "."
     citations = list(dict.fromkeys(i.row.source for i in inputs))
@@ -218,13 +233,14 @@ def _result_text(
     values: dict[int, float],
     question: str,
     names: dict[int, str] | None = None,
+    unit: str = "",
 ) -> tuple[str, float]:
     def fy(year: int) -> str:
         return (names or {}).get(year, f"FY{year}")
 
     decimals = _decimals(question)
     years = asked.years
-    each = "; ".join(f"{fy(y)} {_shown(values[y], percent, decimals)}" for y in years)
+    each = "; ".join(f"{fy(y)} {_shown(values[y], percent, decimals)}{unit}" for y in years)
     if asked.mode == "average":
         value = sum(values[y] for y in years) / len(years)
         return (
@@ -262,7 +278,7 @@ def _result_text(
                 value,
             )
         value = (last - first) / abs(first) * 100 if first else math.nan
-        amount = _signed_amount(last - first, decimals)
+        amount = _signed_amount(last - first, decimals) + unit
         return (
             f"{name}: {each}; change {amount} ({_signed(value, decimals)}%) "
             f"({fy(years[-1])} vs {fy(years[0])}"
@@ -272,7 +288,7 @@ def _result_text(
         )
     value = values[years[-1]]
     how = f" ({name.lower()} = {formula})" if formula != name.lower() else ""
-    return f"{name} {fy(years[-1])}: {_shown(value, percent, decimals)}{how}.", value
+    return f"{name} {fy(years[-1])}: {_shown(value, percent, decimals)}{unit}{how}.", value
 
 
 def _missing_text(name: str, years: list[int], missing: list[str]) -> str:
