@@ -57,6 +57,9 @@ from chop.store import SearchFilter, Store, store_for
 from nodes.retrieve import to_source
 
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
+# chunks above a table's continuation that may hold its header: a statement with dot leaders
+# ("Accrued expenses........ 678,364") spans several chunks
+HEADER_WINDOW = 6
 NOT_ANSWERED = "The passages found do not answer this question."
 
 
@@ -105,12 +108,18 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             last += 1
         return chunks[first : last + 1]
 
-    def read_before(source: Source) -> str:
-        """The text of the chunks just before ``source``: the header of a table whose
-        continuation (its periods printed above) ``source`` holds."""
+    def read_near(source: Source, first: int, last: int) -> tuple[str, list[int]]:
+        """The text and pages of the chunks ``first``..``last`` places from ``source``: the
+        header above a table's continuation, or the rest of a statement below its start."""
         index = source["chunk_index"]
-        before = store.neighbours(ctx.collection, source["doc_id"], index - 2, index - 1)
-        return "\n".join(to_source(source["number"], hit)["text"] for hit in before)
+        near = [
+            to_source(source["number"], hit)
+            for hit in store.neighbours(
+                ctx.collection, source["doc_id"], index + first, index + last
+            )
+        ]
+        pages = [p for chunk in near for p in chunk["metadata"].get("pages") or ()]
+        return "\n".join(chunk["text"] for chunk in near), pages
 
     question = state["question"]
     yes_no = is_yes_no_question(question)
@@ -122,8 +131,8 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
         # a metric over the statements' rows, computed by code (chop.answers.formulas)
         extra = statement_sources(ctx, store, question, resolution, len(sources))
-        rows = rows_of(extra, read_section, read_before) + rows_of(
-            sources, read_section, read_before
+        rows = rows_of(extra, read_section, read_near, whole=True) + rows_of(
+            sources, read_section, read_near
         )
         computed = compute(question, rows)
         if computed is not None and computed.plain:
@@ -277,10 +286,13 @@ def statement_sources(
 def rows_of(
     sources: list[Source],
     read_section: SectionReader,
-    read_before: Callable[[Source], str] | None = None,
+    read_near: Callable[[Source, int, int], tuple[str, list[int]]] | None = None,
+    whole: bool = False,
 ) -> list[Row]:
-    """The table rows of the sources' sections, each section read once, in rank order; a
-    section holding a table's rows without its header is read after the text before it."""
+    """The table rows of the sources' sections, each section read once, in rank order. A
+    section holding a table's rows without its header is read after the text above it; with
+    ``whole`` (a statement's best chunks), a table is read on into the chunks below it, as a
+    statement's later rows ("Total current liabilities") may lie there under another heading."""
     rows: list[Row] = []
     seen: set[int] = set()
     for source in sources:
@@ -293,10 +305,16 @@ def rows_of(
         headings = heading_path(source)
         statement = headings[-1] if headings else ""
         found = table_rows(text, source["number"], pages, statement)
-        if not found and read_before is not None and has_figure_lines(text):
-            found = table_rows(
-                f"{read_before(section[0])}\n{text}", source["number"], pages, statement
-            )
+        if read_near is not None and has_figure_lines(text):
+            if not found:
+                above, _ = read_near(section[0], -HEADER_WINDOW, -1)
+                text = f"{above}\n{text}"
+            if whole:
+                below, more = read_near(section[-1], 1, HEADER_WINDOW)
+                text = f"{text}\n{below}"
+                pages = sorted({*pages, *more})
+            if not found or whole:
+                found = table_rows(text, source["number"], pages, statement)
         rows.extend(found)
     return rows
 

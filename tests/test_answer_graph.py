@@ -352,3 +352,17 @@ def test_a_line_item_is_stated_from_its_statement_row_even_below_the_chunk_of_it
     question = "How much were Acme Widgets' total current liabilities at the end of FY2023?"
     result = ask(question, context=ctx)
     assert "Total current liabilities, in millions: 2023 1,200; 2022 1,000" in result["answer"]
+
+
+def test_a_metric_reads_a_statement_on_below_a_heading_that_splits_it(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = context.with_overrides(
+        continuity_mode="rules", chunk_tokens=70, chunk_overlap=0, answer="quote"
+    )
+    split = LONG_BALANCE_SHEET.replace("Accounts payable", "# Liabilities\n\nAccounts payable")
+    ingest(documents=[make_document("acme2023", "annual report", split)], context=ctx)
+    result = ask("What is the FY2023 working capital of Acme Widgets?", context=ctx)
+    assert result["answer"].startswith("Working capital FY2023: 300 million")
