@@ -257,3 +257,12 @@ def value_of(question: str, rows: list[Row]) -> float:
     computed = compute(question, rows)
     assert computed is not None and computed.value is not None, computed and computed.text
     return computed.value
+
+
+def test_an_answer_opens_with_the_defined_metrics_name_capitalised() -> None:
+    computed = compute(
+        "What is the FY2021 net working capital? Define net working capital as total current "
+        "assets less total current liabilities.",
+        ROWS,
+    )
+    assert computed is not None and computed.text.startswith("Net working capital FY2021: ")

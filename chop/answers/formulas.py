@@ -157,6 +157,7 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
     if given:
         name, definition = given[0]
         name = name.split(",")[-1].strip()
+        name = name[:1].upper() + name[1:]  # the answer opens with it: "Net working capital"
         for year in asked.years:
             try:
                 values[year] = defined(definition, lookup, year, given[1:])
