@@ -59,7 +59,7 @@ from nodes.retrieve import to_source
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
 # chunks above a table's continuation that may hold its header: a statement with dot leaders
 # ("Accrued expenses........ 678,364") spans several chunks
-HEADER_WINDOW = 6
+HEADER_WINDOW = 12
 NOT_ANSWERED = "The passages found do not answer this question."
 
 

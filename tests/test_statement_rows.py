@@ -221,6 +221,19 @@ def test_the_quick_ratio_is_current_assets_less_inventories_summed_from_their_pa
     assert "Raw materials and supplies + Work in process and finished goods" in computed.text
 
 
+def test_inventories_summed_on_the_balance_sheet_rank_before_a_notes_inventories_row() -> None:
+    note = """Deferred tax assets
+(in millions)
+2024 2023
+Inventories 71 65
+Accrued employee costs 40 38
+"""
+    rows = table_rows(note, 2) + table_rows(BALANCE_WITH_PARTS, 1)
+    computed = compute("What is the FY2024 quick ratio?", rows)
+    assert computed is not None
+    assert computed.value == pytest.approx((1_500 - 200 - 400) / 1_000)
+
+
 def test_total_debt_sums_both_maturities_and_states_the_change_as_an_amount() -> None:
     question = "Has the company increased its debt on balance sheet between 2024 and 2023?"
     computed = compute(question, table_rows(BALANCE_WITH_PARTS, 1))

@@ -99,7 +99,8 @@ class Lookup:
 
         if not item.flow:  # a balance is never a cash flow statement's change in it
             found = [r for r in found if statement_named(r.statement) != "cash flow statement"]
-        for row in [*sorted(found, key=rank), *_summed_parts(item, self.rows, year)]:
+        # an item summed from its parts on its own statement ranks before a note's row
+        for row in sorted([*found, *_summed_parts(item, self.rows, year)], key=rank):
             value = row.value(str(year)) if str(year) in row.periods else None
             if value is not None:
                 value = abs(value) if item.magnitude else value
