@@ -228,10 +228,29 @@ def test_inventories_summed_on_the_balance_sheet_rank_before_a_notes_inventories
 Inventories 71 65
 Accrued employee costs 40 38
 """
+    note = note.replace("Deferred tax assets", "Consolidated Balance Sheets")  # a note's heading
     rows = table_rows(note, 2) + table_rows(BALANCE_WITH_PARTS, 1)
     computed = compute("What is the FY2024 quick ratio?", rows)
     assert computed is not None
     assert computed.value == pytest.approx((1_500 - 200 - 400) / 1_000)
+
+
+def test_a_change_in_a_balance_is_not_the_balance_whatever_heading_it_is_under() -> None:
+    changes = """Consolidated Balance Sheets
+(in millions)
+2024 2023 2022
+Accounts payable and accrued liabilities 24 (6) (5)
+Inventories (9) 3 2
+"""
+    balance = """CONSOLIDATED BALANCE SHEETS
+(in millions)
+2024 2023
+Accounts payable 303 255
+Merchandise inventories 110 102
+"""
+    rows = table_rows(changes, 1) + table_rows(balance, 2)
+    computed = compute("What is the year end FY2024 amount of accounts payable?", rows)
+    assert computed is not None and computed.values == {2024: 303.0}
 
 
 def test_total_debt_sums_both_maturities_and_states_the_change_as_an_amount() -> None:

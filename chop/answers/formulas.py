@@ -93,14 +93,21 @@ class Lookup:
         found = rows_of_item(item, self.rows)
         own = next((name for name, keys in STATEMENT_OF.items() if key in keys), "")
 
-        def rank(row: Row) -> tuple[bool, int]:
+        # the sources the other inputs were read from: one statement's rows go together
+        beside = {given.row.source for given in self.used.values()}
+
+        def rank(row: Row) -> tuple[bool, bool, int]:
             printed_in = statement_named(row.statement)
-            return printed_in != own, -sum(1 for p in row.periods if p)
+            apart = bool(beside) and row.source not in beside
+            return printed_in != own, apart, -sum(1 for p in row.periods if p)
 
         if not item.flow:  # a balance is never a cash flow statement's change in it
             found = [r for r in found if statement_named(r.statement) != "cash flow statement"]
+        if not item.flow and key != "equity":  # an asset or a liability is never negative:
+            # a row with a negative figure is a change in it, whatever heading it is under
+            found = [r for r in found if all(v is None or v >= 0 for v in r.values)]
         # an item summed from its parts on its own statement ranks before a note's row
-        for row in sorted([*found, *_summed_parts(item, self.rows, year)], key=rank):
+        for row in sorted([*_summed_parts(item, self.rows, year), *found], key=rank):
             value = row.value(str(year)) if str(year) in row.periods else None
             if value is not None:
                 value = abs(value) if item.magnitude else value
@@ -135,9 +142,10 @@ def _summed_parts(item: Item, rows: Sequence[Row], year: int) -> list[Row]:
         if len(parts) > 1:
             total = sum(part.value(str(year)) or 0.0 for part in parts)
             first = parts[0]
+            values = [total if period == str(year) else None for period in first.periods]
             summed.append(
-                Row(" + ".join(part.label for part in parts), [total], [str(year)], first.unit,
-                    first.source, first.pages, statement=first.statement)
+                Row(" + ".join(part.label for part in parts), values, list(first.periods),
+                    first.unit, first.source, first.pages, statement=first.statement)
             )  # fmt: skip
     return summed
 
