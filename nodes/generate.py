@@ -9,6 +9,7 @@ adds what it can back from it: a yes/no verdict, a short direct answer (chop.ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from chop.answers.figures import (
     Row,
     answering_rows,
     figure_answer,
+    has_figure_lines,
     is_figure_question,
     relevant_rows,
     row_for_line,
@@ -55,6 +57,9 @@ from chop.store import SearchFilter, Store, store_for
 from nodes.retrieve import to_source
 
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
+# chunks above a table's continuation that may hold its header: a statement with dot leaders
+# ("Accrued expenses........ 678,364") spans several chunks
+HEADER_WINDOW = 12
 NOT_ANSWERED = "The passages found do not answer this question."
 
 
@@ -103,19 +108,38 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
             last += 1
         return chunks[first : last + 1]
 
+    def read_near(source: Source, first: int, last: int) -> tuple[str, list[int]]:
+        """The text and pages of the chunks ``first``..``last`` places from ``source``: the
+        header above a table's continuation, or the rest of a statement below its start."""
+        index = source["chunk_index"]
+        near = [
+            to_source(source["number"], hit)
+            for hit in store.neighbours(
+                ctx.collection, source["doc_id"], index + first, index + last
+            )
+        ]
+        pages = [p for chunk in near for p in chunk["metadata"].get("pages") or ()]
+        return "\n".join(chunk["text"] for chunk in near), pages
+
     question = state["question"]
     yes_no = is_yes_no_question(question)
     resolution: dict[str, Any] = dict(state.get("question_resolution") or {})
     filings = bool(resolution.get("filings"))
     topic = resolution.get("topic") or question
     computed_note = ""
+    plain_rows: list[Row] = []
     if filings and ctx.answer == "quote" and (yes_no or is_figure_question(question)):
         # a metric over the statements' rows, computed by code (chop.answers.formulas)
         extra = statement_sources(ctx, store, question, resolution, len(sources))
-        rows = rows_of(extra, read_section) + rows_of(sources, read_section)
+        rows = rows_of(extra, read_section, read_near, whole=True) + rows_of(
+            sources, read_section, read_near
+        )
         computed = compute(question, rows)
         if computed is not None and computed.plain:
-            computed = None  # a line item asked for itself: its stated rows answer it below
+            # a line item asked for itself: the statement row it was read from, and the rows
+            # the question names, answer it below
+            plain_rows = computed.rows
+            computed = None
         if computed is not None and computed.value is not None:
             said = figure_verdict(question, computed) if yes_no else None
             opening = {"yes": "Yes. ", "no": "No. "}.get(said or "", "")
@@ -163,7 +187,12 @@ def generate(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
         # the question's topic, as the company's name in "attributable to General Mills" is no
         # line item
         rows = (
-            answering_rows(rows_of(sources, read_section), topic)
+            list(
+                {
+                    id(row): row
+                    for row in [*plain_rows, *answering_rows(rows_of(sources, read_section), topic)]
+                }.values()
+            )
             if is_figure_question(question)
             else []
         )
@@ -254,8 +283,16 @@ def statement_sources(
     return found
 
 
-def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
-    """The table rows of the sources' sections, each section read once, in rank order."""
+def rows_of(
+    sources: list[Source],
+    read_section: SectionReader,
+    read_near: Callable[[Source, int, int], tuple[str, list[int]]] | None = None,
+    whole: bool = False,
+) -> list[Row]:
+    """The table rows of the sources' sections, each section read once, in rank order. A
+    section holding a table's rows without its header is read after the text above it; with
+    ``whole`` (a statement's best chunks), a table is read on into the chunks below it, as a
+    statement's later rows ("Total current liabilities") may lie there under another heading."""
     rows: list[Row] = []
     seen: set[int] = set()
     for source in sources:
@@ -266,7 +303,19 @@ def rows_of(sources: list[Source], read_section: SectionReader) -> list[Row]:
         pages = sorted({p for chunk in section for p in chunk["metadata"].get("pages") or ()})
         text = "\n".join(chunk["text"] for chunk in section)
         headings = heading_path(source)
-        rows.extend(table_rows(text, source["number"], pages, headings[-1] if headings else ""))
+        statement = headings[-1] if headings else ""
+        found = table_rows(text, source["number"], pages, statement)
+        if read_near is not None and has_figure_lines(text):
+            if not found:
+                above, _ = read_near(section[0], -HEADER_WINDOW, -1)
+                text = f"{above}\n{text}"
+            if whole:
+                below, more = read_near(section[-1], 1, HEADER_WINDOW)
+                text = f"{text}\n{below}"
+                pages = sorted({*pages, *more})
+            if not found or whole:
+                found = table_rows(text, source["number"], pages, statement)
+        rows.extend(found)
     return rows
 
 

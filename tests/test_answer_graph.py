@@ -312,3 +312,60 @@ def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
         "2022 350 (= 0.35 billion) [1]. "
     )
     assert result["citations"] == [1] and scripted.count("answer") == before
+
+
+LONG_BALANCE_SHEET = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
+Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter)
+
+# Consolidated Balance Sheets
+
+(in millions)
+December 31,
+2023   2022
+Cash and cash equivalents  $ 400  $ 350
+Receivables, net  310  290
+Inventories  520  480
+Other current assets  270  280
+Total current assets  $ 1,500  $ 1,400
+Property, plant and equipment, net  4,100  3,900
+Goodwill  2,300  2,250
+Other noncurrent assets  1,100  1,050
+Total assets  $ 9,000  $ 8,600
+Accounts payable  $ 610  $ 540
+Accrued liabilities  340  300
+Current maturities of long-term debt  250  160
+Total current liabilities  $ 1,200  $ 1,000
+Long-term debt  3,400  3,500
+Other noncurrent liabilities  900  880
+Total liabilities  5,500  5,380
+Total equity  3,500  3,220
+"""
+
+
+def test_a_line_item_is_stated_from_its_statement_row_even_below_the_chunk_of_its_header(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = context.with_overrides(
+        continuity_mode="rules", chunk_tokens=70, chunk_overlap=0, answer="quote"
+    )
+    document = make_document("acme2023", "annual report", LONG_BALANCE_SHEET)
+    ingest(documents=[document], context=ctx)
+    question = "How much were Acme Widgets' total current liabilities at the end of FY2023?"
+    result = ask(question, context=ctx)
+    assert "Total current liabilities, in millions: 2023 1,200; 2022 1,000" in result["answer"]
+
+
+def test_a_metric_reads_a_statement_on_below_a_heading_that_splits_it(
+    context: Context,
+    store,
+    scripted: ScriptedChatModel,  # type: ignore[no-untyped-def]
+) -> None:
+    ctx = context.with_overrides(
+        continuity_mode="rules", chunk_tokens=70, chunk_overlap=0, answer="quote"
+    )
+    split = LONG_BALANCE_SHEET.replace("Accounts payable", "# Liabilities\n\nAccounts payable")
+    ingest(documents=[make_document("acme2023", "annual report", split)], context=ctx)
+    result = ask("What is the FY2023 working capital of Acme Widgets?", context=ctx)
+    assert result["answer"].startswith("Working capital FY2023: 300 million")

@@ -48,11 +48,11 @@ def test_rows_are_read_under_their_period_header_with_their_unit() -> None:
     assert inventories.pages == [34]
 
 
-def test_a_footnote_mark_belongs_to_the_label_and_parentheses_are_negative() -> None:
+def test_a_footnote_mark_belongs_to_the_label_parentheses_are_negative_a_dash_is_zero() -> None:
     rows = {row.label: row for row in table_rows(BALANCE_SHEET_DATA, 1) + table_rows(CASH_FLOWS, 2)}
     assert rows["Days payable outstanding (1)"].values == [47.0, 52.0]
     assert rows["Net income (loss)"].values == [-1319907.0, 2214380.0, 583894.0]
-    assert rows["Dividends paid"].values == [None, -260000.0, -255000.0]
+    assert rows["Dividends paid"].values == [0.0, -260000.0, -255000.0]  # "—": none paid
     assert rows["Total debt to total capital"].percent
 
 
@@ -172,7 +172,7 @@ def test_a_stated_row_names_the_statement_it_is_printed_in() -> None:
     dividends = next(row for row in rows if row.label == "Dividends paid")
     assert stated(dividends) == (
         "Consolidated Statements of Cash Flows: Dividends paid, in thousands: "
-        "2020 —; 2019 -260,000; 2018 -255,000 [2]."
+        "2020 0; 2019 -260,000; 2018 -255,000 [2]."
     )
 
 

@@ -71,7 +71,7 @@ def value(question: str) -> float:
         ("What was the operating margin in FY2020?", 12.5),
         ("What is the FY2021 net profit margin?", 10.5),
         ("What is the FY2021 current ratio?", 1.25),
-        ("What is the FY2021 quick ratio?", (50 + 10 + 100) / 320),
+        ("What is the FY2021 quick ratio?", (400 - 200) / 320),  # current assets less inventories
         ("What is the FY2021 working capital? Answer in USD millions.", 80.0),
         ("What is the FY2021 inventory turnover ratio?", 600 / 150),
         ("What is the FY2021 fixed asset turnover?", 1000 / 250),
@@ -146,9 +146,21 @@ def test_a_missing_input_is_named_never_guessed() -> None:
     assert beyond is not None and beyond.value is None and "Revenue (FY2017)" in beyond.missing
 
 
-def test_questions_without_a_metric_or_a_year_compute_nothing() -> None:
+def test_questions_without_a_metric_compute_nothing() -> None:
     assert compute("What industry does Acme operate in?", ROWS) is None
-    assert compute("What is the gross margin?", ROWS) is None, "no year: nothing to compute"
+    assert compute("What is the revenue?", ROWS) is None, "a line item with no year"
+
+
+def test_a_metric_asked_with_no_year_is_the_latest_year_the_statement_prints() -> None:
+    computed = compute("What is the gross margin?", ROWS)
+    assert computed is not None and computed.values == {2021: pytest.approx(40.0)}
+
+
+def test_a_trend_asked_with_no_year_reads_every_year_printed_and_each_change() -> None:
+    computed = compute("Are Acme's gross margins historically consistent?", ROWS)
+    assert computed is not None
+    assert computed.values == {2019: 40.0, 2020: 37.5, 2021: 40.0}
+    assert "FY2020 -2.5 percentage points; FY2021 +2.5 percentage points" in computed.text
 
 
 @pytest.mark.parametrize(
@@ -245,3 +257,12 @@ def value_of(question: str, rows: list[Row]) -> float:
     computed = compute(question, rows)
     assert computed is not None and computed.value is not None, computed and computed.text
     return computed.value
+
+
+def test_an_answer_opens_with_the_defined_metrics_name_capitalised() -> None:
+    computed = compute(
+        "What is the FY2021 net working capital? Define net working capital as total current "
+        "assets less total current liabilities.",
+        ROWS,
+    )
+    assert computed is not None and computed.text.startswith("Net working capital FY2021: ")

@@ -16,42 +16,25 @@ import ast
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-MAX_ROWS = 24  # rows shown to the model: a statement's worth, in its prompt budget
-MAX_LABEL_CHARS = 90  # a longer "label" is a sentence that happens to end in a figure
-MIN_TABLE_ROWS = 2  # fewer rows under a period header is prose with a year in it, not a table
+from chop.answers.statement_rows import (  # noqa: F401 (the rows' names, read here too)
+    MAX_LABEL_CHARS,
+    Row,
+    _number,
+    _written,
+    has_figure_lines,
+    row_for_line,
+    table_rows,
+)
 
-_YEAR = r"(?:19|20)\d\d"
-_CELL = re.compile(
-    r"(?:\$\s*)?\(\s*\$?\s*\d[\d,]*(?:\.\d+)?\s*\)\s*%?"  # (1,234) is negative
-    r"|(?:\$\s*)?-?\d[\d,]*(?:\.\d+)?\s*%?"
-    r"|[—–-]{1,2}"  # a dash: nothing in this period
-)
-_TRAILING_CELL = re.compile(r"(?:^|\s)(" + _CELL.pattern + r")\s*$")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # "Sept." "December"
-_HEADER_WORDS = re.compile(
-    rf"\b(?:{_MONTH}|fiscal|year|years|ended|ending|as|of|at|and|the|quarter|three|six|nine|"
-    r"twelve|months|weeks|fy|q[1-4]|in|millions|thousands|billions|except|per|share|data|"
-    r"amounts|\d{1,2})\b,?",
-    re.IGNORECASE,
-)
-_UNIT = re.compile(r"\bin\s+(millions|thousands|billions)\b", re.IGNORECASE)
+MAX_ROWS = 24  # rows shown to the model: a statement's worth, in its prompt budget
+
 _UNITLESS = re.compile(
     r"\b(?:days?|ratio|turns?|per share|percent|margin|rate|number|employees|stores)\b",
     re.IGNORECASE,
 )
-# a statement's title as a page prints it: "Consolidated Statements of Cash Flows",
-# "CONSOLIDATED BALANCE SHEETS", "Condensed Consolidated Statements of Operations"
-_STATEMENT_TITLE = re.compile(
-    r"(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of\s+[a-z,'’ ]{4,60}?"
-    r"(?=\s*\(|\s*$|\s+\d|\s+[a-z][\w&.'’-]*\s+(?:inc|corp|co|company|incorporated|and)\b))",
-    re.IGNORECASE,
-)
-_LABEL = re.compile(r"\s*[A-Z(]")  # a row's label opens like a line item, not mid-sentence
-_FOOTNOTE = re.compile(r"\(\d\)")
 _ROW_REFERENCE = re.compile(r"\bR(\d+)\s*\[\s*(-?\d+)\s*\]")
 _DECIMALS = re.compile(r"\b(one|two|three|1|2|3)\s+decimal", re.IGNORECASE)
 _PERCENT_ASKED = re.compile(r"%|\bpercent|\bpercentage\b|\bmargin\b|\bcagr\b", re.IGNORECASE)
@@ -71,91 +54,9 @@ class FigureReply(BaseModel):
     expression: str  # e.g. "(R1[2023] + R1[2022]) / 2"; "" when the rows lack a figure it needs
 
 
-@dataclass
-class Row:
-    """One line of a table: its label, a value per period, where it was printed."""
-
-    label: str
-    values: list[float | None]
-    periods: list[str]  # the header's years, one per value ("" where the header has none)
-    unit: str  # "millions", "thousands", "billions" or ""
-    source: int  # the citation number of the source it was read from
-    pages: list[int] = field(default_factory=list)
-    percent: bool = False
-    statement: str = ""  # the table's title or section heading: "Consolidated Balance Sheets"
-
-    def value(self, column: str) -> float | None:
-        """The value in the period column ``column`` ("2022"), or by position ("0", "-1")."""
-        if column in self.periods:
-            return self.values[self.periods.index(column)]
-        position = int(column)
-        if len(column) <= 2 and -len(self.values) <= position < len(self.values):
-            return self.values[position]
-        return None
-
-    def shown(self, number: int) -> str:
-        """The row as the prompt and the answer show it."""
-        cells = "; ".join(
-            f"{period or index} = {_written(value, self.percent)}"
-            for index, (period, value) in enumerate(zip(self.periods, self.values, strict=True))
-        )
-        unit = f", in {self.unit}" if self.unit else ""
-        return f"R{number} {self.label} [{self.source}{unit}]: {cells}"
-
-
 def is_figure_question(question: str) -> bool:
     """Whether the question asks for a quantity (an amount, a ratio, a change, a count)."""
     return bool(_QUANTITY_CUES.search(question))
-
-
-def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str = "") -> list[Row]:
-    """The rows of the tables in ``text``: lines that end in figures under a header line of
-    periods (years, or dates that end in years). Lines before any such header, and footnote
-    marks like "(1)" beyond the header's columns, are not values."""
-    rows: list[Row] = []
-    periods: list[str] = []
-    unit = ""
-    heading = statement if _STATEMENT_TITLE.search(statement) else ""
-    for line in text.splitlines():
-        if title := _STATEMENT_TITLE.match(" ".join(line.split())):
-            heading = _title_case(title.group(0))  # the statement the rows below are in
-        named_unit = _UNIT.search(line)
-        if named_unit:
-            unit = named_unit.group(1).lower()
-        header = _periods(line)
-        if header:
-            periods = header
-            continue
-        if not periods:
-            continue
-        label, cells = _split_row(line)
-        if not cells or not _LABEL.match(label) or len(label) > MAX_LABEL_CHARS:
-            continue  # no label, or prose that ends in a number
-        extra = len(cells) - len(periods)
-        if extra > 0 and all(_FOOTNOTE.fullmatch(cell) for cell in cells[:extra]):
-            label = " ".join([label, *cells[:extra]])  # "Days payable outstanding (1)"
-            cells = cells[extra:]
-        values = [_number(cell) for cell in cells]
-        if all(value is None for value in values):
-            continue
-        row_periods = periods[: len(values)] if len(values) == len(periods) else [""] * len(values)
-        rows.append(
-            Row(" ".join(label.strip(" .:$").split()), values, row_periods, unit, source,
-                list(pages),
-                percent=any(cell.rstrip().endswith("%") for cell in cells), statement=heading)
-        )  # fmt: skip
-    return rows if len(rows) >= MIN_TABLE_ROWS else []
-
-
-def _title_case(title: str) -> str:
-    """ "CONSOLIDATED STATEMENTS OF CASH FLOWS" → "Consolidated Statements of Cash Flows"."""
-    words = " ".join(title.split()).strip(" ,").split(" ")
-    if any(w.islower() for w in words):
-        return " ".join(words)
-    small = {"of", "and", "in", "the"}
-    return " ".join(
-        w.lower() if w.lower() in small and i else w.capitalize() for i, w in enumerate(words)
-    )
 
 
 def distinct(rows: Iterable[Row]) -> list[Row]:
@@ -270,7 +171,11 @@ def stated(row: Row, question: str = "") -> str:
     cells = []
     for period, value in zip(row.periods, row.values, strict=True):
         cell = (
-            f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+            f"{row.column(period)} {_written(value, row.percent)}"
+            if row.columns
+            else f"{period} {_written(value, row.percent)}"
+            if period
+            else _written(value, row.percent)
         )
         if convert and value is not None:
             scaled = value * _UNIT_SIZE[row.unit] / _UNIT_SIZE[into]
@@ -290,7 +195,11 @@ def row_heading(row: Row) -> str:
 def row_line(row: Row) -> str:
     """A row as a quote shows it: "Total revenue, in millions: 2022 66,608; 2021 62,286"."""
     cells = [
-        f"{period} {_written(value, row.percent)}" if period else _written(value, row.percent)
+        f"{row.column(period)} {_written(value, row.percent)}"
+        if row.columns
+        else f"{period} {_written(value, row.percent)}"
+        if period
+        else _written(value, row.percent)
         for period, value in zip(row.periods, row.values, strict=True)
     ]
     unit = f", in {row.unit}" if _unit_word(row) else ""
@@ -373,54 +282,6 @@ def _is_computed(expression: str) -> bool:
     return bool(re.search(r"[-+*/]", _ROW_REFERENCE.sub("", expression)))
 
 
-def _periods(line: str) -> list[str]:
-    """The years of a header line ("2023   2022", "May 26, 2019  May 27, 2018"), else []."""
-    years = re.findall(rf"(?<![\d,.$]){_YEAR}(?![\d,.]\d)", line)
-    if not years:
-        return []
-    rest = re.sub(rf"(?<![\d,.$]){_YEAR}(?![\d,.]\d)", " ", line)
-    rest = _HEADER_WORDS.sub(" ", rest)
-    if re.search(r"[\d$%]", rest) or len(re.findall(r"[A-Za-z]{2,}", rest)) > 2:
-        return []
-    return years
-
-
-def _split_row(line: str) -> tuple[str, list[str]]:
-    """A line as (label, trailing figure cells), the cells in their printed order."""
-    cells: list[str] = []
-    rest = line.rstrip()
-    while True:
-        match = _TRAILING_CELL.search(rest)
-        if not match:
-            break
-        cells.insert(0, match.group(1).strip())
-        rest = rest[: match.start(1)].rstrip()
-    while rest.endswith("$"):  # "$ 1,234" split as "$" then the number
-        rest = rest[:-1].rstrip()
-    return rest, cells
-
-
-def _number(cell: str) -> float | None:
-    """A printed figure as a number: "(1,234)" is negative, a dash is nothing."""
-    digits = re.sub(r"[$,%\s]", "", cell)
-    if not re.search(r"\d", digits):
-        return None
-    negative = digits.startswith("(") or digits.startswith("-")
-    value = float(digits.strip("()-"))
-    return -value if negative else value
-
-
-def _written(value: float | None, percent: bool = False, decimals: int | None = None) -> str:
-    """A figure as the answer writes it: thousands separated, the decimals the question asked
-    for (else at most two), a % sign for a percentage."""
-    if value is None:
-        return "—"
-    if decimals is None:
-        decimals = 0 if float(value).is_integer() and abs(value) >= 10 else 2
-    text = f"{value:,.{decimals}f}"
-    return text + "%" if percent else text
-
-
 def _decimals_asked(question: str) -> int | None:
     match = _DECIMALS.search(question)
     if not match:
@@ -453,17 +314,3 @@ def _arithmetic(node: ast.expr) -> float:
             raise ExpressionError("an exponent over 10 is not a financial formula")
         return float(left**right)
     raise ExpressionError(f"not arithmetic: {ast.unparse(node)}")
-
-
-def row_for_line(line: str, rows: Sequence[Row]) -> Row | None:
-    """The row of ``rows`` a line of text prints (its label and as many cells), if any."""
-    label, cells = _split_row(line)
-    name = " ".join(label.strip(" .:$").split())
-    return next(
-        (
-            row
-            for row in rows
-            if row.label == name and len(row.values) == len(cells) and all(row.periods)
-        ),
-        None,
-    )

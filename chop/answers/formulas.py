@@ -14,202 +14,40 @@ operating and net (profit) margin; asset, fixed asset and
 inventory turnover; receivables turnover; payout and retention ratio; DPO, DSO, DIO and the
 cash conversion cycle; current (working capital), quick and cash ratio; working capital;
 operating cash flow ratio; capital expenditure; free cash flow and its conversion; effective
-tax rate; interest coverage; return on assets and on equity; debt to equity; capex as a share of
-revenue; growth and CAGR of any line item; an average over several years of any of these.
+tax rate; interest coverage; return on assets and on equity; debt to equity; capital intensity
+(total assets / revenue); total debt; capex as a share of revenue; growth and CAGR of any line
+item; an average over several years of any of these. Where analysts' definitions differ, the
+common one is chosen and shown in the answer: the quick ratio is (total current assets -
+inventories) / total current liabilities, inventories summed from their parts where a balance
+sheet prints no total ("Raw materials", "Work in process", "Finished goods").
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chop.answers.figures import Row
-from chop.answers.line_items import ITEMS, METRICS, STATEMENT_OF, Item, Metric, rows_of_item
+from chop.answers.line_items import (
+    ITEMS,
+    METRICS,
+    STATEMENT_OF,
+    Item,
+    _normal_label,
+    rows_of_item,
+)
+from chop.answers.metric_questions import (
+    _DIRECTION,
+    _UP,
+    Asked,
+    defined,
+    definitions,
+    read_metric_question,
+)
 from chop.questions.statements import statement_named
-from chop.text.periods import periods
-
-# ------------------------------------------------------------------ reading the question
-
-_AVERAGE = re.compile(r"\b(?:(\w+)[- ]year\s+)?average\b", re.I)
-_CAGR = re.compile(r"\bcagr\b|\bcompound(?:ed)?\s+annual\s+growth", re.I)
-_GROWTH = re.compile(
-    r"\b(?:growth(?:\s+rate)?|year[- ]over[- ]year|yoy|change|grew|increase|decrease|decline"
-    r"|drop|improv\w*)\b",
-    re.I,
-)
-_DIRECTION = re.compile(
-    r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|ris(?:e|en|ing)|rose|declin\w*|decreas\w*"
-    r"|drop\w*|lower|fall\w*|fell|reduc\w*|worsen\w*|deteriorat\w*)\b",
-    re.I,
-)
-_UP = re.compile(r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|ris(?:e|en|ing)|rose)\b", re.I)
-_DEFINED = re.compile(r"\b(?:is\s+)?defined\s+as\b|\bdefine\s+[\w\s]+\s+as\b", re.I)
-
-
-@dataclass
-class Asked:
-    """What a metric question asks: the metric (or a line item's growth), the years."""
-
-    metric: Metric | None
-    item: Item | None  # a line item asked for itself (its value, growth or CAGR)
-    years: list[int]
-    mode: str  # "value", "average", "change", "growth", "cagr"
-
-
-_DEFINITION = re.compile(
-    r"(?:\b([\w&' ()-]{2,60}?)\s+(?:is|are)\s+defined\s+as|\bdefine\s+([\w&' ()-]{2,60}?)\s+as)"
-    r"\s*:?\s*(.+?)(?=\.\s|\.$|\?|$)",
-    re.I,
-)
-_WORD_OPERATORS = (
-    (re.compile(r"\bdivided\s+by\b|\bover\b|÷", re.I), " / "),
-    (re.compile(r"\bmultiplied\s+by\b|\btimes\b|×", re.I), " * "),
-    (re.compile(r"\bminus\b|\bless\b|\bsubtract(?:ed)?\b|(?<!\w)[-–](?!\w)", re.I), " - "),
-    (re.compile(r"\bplus\b|\badded\s+to\b", re.I), " + "),
-)
-_OPERATOR = re.compile(r"([()+\-*/])")
-
-
-def definitions(question: str) -> list[tuple[str, str]]:
-    """(name, definition) of every metric the question defines, in order: "DPO is defined
-    as: 365 * (average accounts payable between FY2019 and FY2020) / (FY2020 COGS)"."""
-    return [
-        ((m.group(1) or m.group(2)).strip(), m.group(3).strip(" :"))
-        for m in _DEFINITION.finditer(question)
-    ]
-
-
-def defined(
-    definition: str,
-    get: Callable[[str, int], float],
-    year: int,
-    others: Sequence[tuple[str, str]] = (),
-) -> float:
-    """The value of a metric the question defines, for ``year``: each phrase between the
-    operators is a number, a line item ("FY2020 COGS", "average accounts payable between
-    FY2019 and FY2020", "change in inventory between ..."), a standard metric or another
-    metric the question defines. A phrase that names none raises ExpressionError."""
-    from chop.answers.figures import ExpressionError, _arithmetic
-
-    text = definition
-    for pattern, operator in _WORD_OPERATORS:
-        text = pattern.sub(operator, text)
-    out: list[str] = []
-    for part in _OPERATOR.split(text):
-        phrase = " ".join(part.split()).strip(" ,;:")
-        if not phrase or _OPERATOR.fullmatch(phrase):
-            out.append(phrase)
-        elif re.fullmatch(r"\d+(?:\.\d+)?", phrase.replace(",", "")):
-            out.append(phrase.replace(",", ""))
-        else:
-            out.append(repr(_phrase_value(phrase, get, year, others)))
-    try:
-        import ast
-
-        return _arithmetic(ast.parse(" ".join(out), mode="eval").body)
-    except SyntaxError as err:
-        raise ExpressionError(f"not arithmetic: {definition!r}") from err
-
-
-def _phrase_value(
-    phrase: str, get: Callable[[str, int], float], year: int, others: Sequence[tuple[str, str]]
-) -> float:
-    from chop.answers.figures import ExpressionError
-
-    named = _years(phrase)
-    words = _FILLER.sub(" ", phrase)
-    average = re.match(r"\s*average\s+(.+?)\s+between\b", words, re.I)
-    change = re.match(r"\s*change\s+(.+?)\s+between\b", words, re.I)
-    spanned = average or change
-    core = spanned.group(1) if spanned else words
-    core = _FY_WORDS.sub(" ", core).strip()
-    for name, definition in others:
-        if name and re.search(rf"\b{re.escape(name)}\b", core, re.I):
-            return defined(definition, get, named[-1] if named else year, others)
-    at = named[-1] if named else year
-    metric = next((m for m in METRICS if m.asked.search(core)), None)
-    item = _item_named(core)
-    if item is not None and (metric is None or _longer(item.asked, metric.asked, core)):
-        if average:
-            first, last = (named[0], named[-1]) if len(named) > 1 else (at - 1, at)
-            return (get(item.key, first) + get(item.key, last)) / 2
-        if change:
-            first, last = (named[0], named[-1]) if len(named) > 1 else (at - 1, at)
-            return get(item.key, last) - get(item.key, first)
-        return get(item.key, at)
-    if metric is not None:
-        return metric.compute(get, at)
-    raise ExpressionError(f"{phrase!r} names no line item")
-
-
-_FILLER = re.compile(r"\b(?:the|of|in|for|at|end|year|fiscal|annual)\b", re.I)
-_FY_WORDS = re.compile(r"\b(?:FY\s*['’]?\d{2,4}|(?:19|20)\d\d|and)\b", re.I)
-
-
-def _item_named(text: str) -> Item | None:
-    found = [(m.end() - m.start(), i) for i in ITEMS.values() if (m := i.asked.search(text))]
-    return max(found, key=lambda pair: pair[0])[1] if found else None
-
-
-def _longer(first: re.Pattern[str], second: re.Pattern[str], text: str) -> bool:
-    a, b = first.search(text), second.search(text)
-    return bool(a) and (not b or (a.end() - a.start()) >= (b.end() - b.start()))  # type: ignore[union-attr]
-
-
-def read_metric_question(question: str) -> Asked | None:
-    """The metric and fiscal years a question asks for, None when it asks for no known
-    metric or line item with a year. A defined metric is read by the name it defines ("X is
-    defined as ..."): its definition names which standard metric it is."""
-    asked_part = _DEFINED.split(question)[0]
-    years = _years(asked_part) or _years(question)
-    if not years:
-        return None
-    text = question
-    metric = next((m for m in METRICS if m.asked.search(asked_part)), None)
-    metric = metric or next((m for m in METRICS if m.asked.search(text)), None)
-    item = None
-    if metric is None:
-        found = [(m.start(), m.start() - m.end(), i) for i in ITEMS.values()
-                 if (m := i.asked.search(asked_part))]  # fmt: skip
-        item = min(found, key=lambda f: (f[0], f[1]))[2] if found else None
-        if item is None and not definitions(question):
-            return None
-    span = _span_years(question, years)
-    if _CAGR.search(question):
-        mode = "cagr"
-    elif _AVERAGE.search(asked_part) and len(span) > 1 and not _is_balance_average(asked_part):
-        mode = "average"
-    elif len(years) > 1 and _GROWTH.search(question):
-        mode = "growth" if item is not None else "change"
-    elif len(years) > 1:
-        mode = "change"
-    elif _DIRECTION.search(question) and metric is not None:
-        # "improving gross margin as of FY2023": the year against the one before
-        years, mode = [years[0] - 1, years[0]], "change"
-    else:
-        mode = "value"
-    return Asked(metric, item, span if mode in ("average",) else years, mode)
-
-
-def _years(text: str) -> list[int]:
-    return sorted({p.fiscal_year for p in periods(text) if p.fiscal_year and not p.day})
-
-
-def _is_balance_average(text: str) -> bool:
-    """ "average inventory between FY2018 and FY2019" is a metric's input, not "a 3 year
-    average of the metric"."""
-    m = _AVERAGE.search(text)
-    return bool(m and not m.group(1) and re.search(r"average\s+\w+(?:\s+\w+)?\s+between", text))
-
-
-def _span_years(question: str, years: list[int]) -> list[int]:
-    """Every year of "FY2015 - FY2017" (a range), else the years written."""
-    if len(years) == 2 and re.search(r"\b(?:through|to|-|–)\b|\s[-–]\s", question):
-        return list(range(years[0], years[1] + 1))
-    return years
-
 
 # ------------------------------------------------------------------ computing
 
@@ -232,6 +70,7 @@ class Computed:
     value: float | None = None
     values: dict[int, float] = field(default_factory=dict)
     plain: bool = False  # one line item's value asked for itself: nothing computed
+    rows: list[Row] = field(default_factory=list)  # the rows its inputs were read from
 
 
 class Lookup:
@@ -243,28 +82,72 @@ class Lookup:
         self.missing: list[str] = []
 
     def __call__(self, key: str, year: int) -> float:
+        """The item's value in ``year``, in millions where its table names a unit (a
+        statement in thousands beside a summary in millions)."""
         if (key, year) in self.used:
-            return self.used[(key, year)].value
+            given = self.used[(key, year)]
+            return given.value * _in_millions(given.row)
         item = ITEMS[key]
         # a statement prints every year it compares: of the rows that state the item, those
         # with the most periods first (a note's or a subsidiary's one-year table after them)
         found = rows_of_item(item, self.rows)
         own = next((name for name, keys in STATEMENT_OF.items() if key in keys), "")
 
-        def rank(row: Row) -> tuple[bool, int]:
+        # the sources the other inputs were read from: one statement's rows go together
+        beside = {given.row.source for given in self.used.values()}
+
+        def rank(row: Row) -> tuple[bool, bool, int]:
             printed_in = statement_named(row.statement)
-            return printed_in != own, -sum(1 for p in row.periods if p)
+            apart = bool(beside) and row.source not in beside
+            return printed_in != own, apart, -sum(1 for p in row.periods if p)
 
         if not item.flow:  # a balance is never a cash flow statement's change in it
             found = [r for r in found if statement_named(r.statement) != "cash flow statement"]
-        for row in sorted(found, key=rank):
+        if not item.flow and key != "equity":  # an asset or a liability is never negative:
+            # a row with a negative figure is a change in it, whatever heading it is under
+            found = [r for r in found if all(v is None or v >= 0 for v in r.values)]
+        # an item summed from its parts on its own statement ranks before a note's row
+        for row in sorted([*_summed_parts(item, self.rows, year), *found], key=rank):
             value = row.value(str(year)) if str(year) in row.periods else None
             if value is not None:
                 value = abs(value) if item.magnitude else value
                 self.used[(key, year)] = Input(item, year, value, row)
-                return value
+                return value * _in_millions(row)
         self.missing.append(f"{item.name} (FY{year})")
         raise LookupError(key)
+
+
+_UNIT_SIZE = {"thousands": 1e-3, "millions": 1.0, "billions": 1e3}
+# metrics that are amounts of money, not ratios: stated in millions
+AMOUNTS = frozenset(("fcf", "working_capital", "total_debt"))
+
+
+def _in_millions(row: Row) -> float:
+    return _UNIT_SIZE.get(row.unit, 1.0)
+
+
+def _summed_parts(item: Item, rows: Sequence[Row], year: int) -> list[Row]:
+    """The item as the sum of its components one table prints with no total of its own
+    ("Raw materials and supplies" + "Work in process and finished goods"), as a row."""
+    if item.parts is None:
+        return []
+    tables: dict[tuple[int, str], list[Row]] = {}
+    for row in rows:
+        label = _normal_label(row.label)
+        if item.parts.match(label) and str(year) in row.periods and row.value(str(year)):
+            tables.setdefault((row.source, row.statement), []).append(row)
+    summed = []
+    for parts in tables.values():
+        parts = list({part.label: part for part in parts}.values())
+        if len(parts) > 1:
+            total = sum(part.value(str(year)) or 0.0 for part in parts)
+            first = parts[0]
+            values = [total if period == str(year) else None for period in first.periods]
+            summed.append(
+                Row(" + ".join(part.label for part in parts), values, list(first.periods),
+                    first.unit, first.source, first.pages, statement=first.statement)
+            )  # fmt: skip
+    return summed
 
 
 def compute(question: str, rows: Sequence[Row]) -> Computed | None:
@@ -273,12 +156,17 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
     asked = read_metric_question(question)
     if asked is None:
         return None
+    if not asked.years:
+        asked.years = _printed_years(asked, rows)
+        if not asked.years:
+            return None
     lookup = Lookup(rows)
     values: dict[int, float] = {}
     given = definitions(question)
     if given:
         name, definition = given[0]
         name = name.split(",")[-1].strip()
+        name = name[:1].upper() + name[1:]  # the answer opens with it: "Net working capital"
         for year in asked.years:
             try:
                 values[year] = defined(definition, lookup, year, given[1:])
@@ -320,12 +208,31 @@ def compute(question: str, rows: Sequence[Row]) -> Computed | None:
     if not complete:
         plain = not given and asked.metric is None and asked.mode == "value"
         return Computed(_missing_text(name, wanted, missing), [], missing, plain=plain)
-    text, value = _result_text(asked, name, formula, percent, values, question)
+    names = {i.year: i.row.column(str(i.year)).split(" (")[0] for i in lookup.used.values()}
+    amount = (asked.metric.key in AMOUNTS) if asked.metric else not percent
+    in_units = all(i.row.unit for i in lookup.used.values())
+    unit = " million" if amount and in_units else ""
+    text, value = _result_text(asked, name, formula, percent, values, question, names, unit)
     inputs = sorted(lookup.used.values(), key=lambda i: (i.item.key, i.year))
     text += " Inputs: " + "; ".join(_input_text(i) for i in inputs) + "."
     citations = list(dict.fromkeys(i.row.source for i in inputs))
     plain = not given and asked.metric is None and asked.mode == "value"
-    return Computed(text, citations, [], value, values, plain)
+    rows_used = list({id(i.row): i.row for i in inputs}.values())
+    return Computed(text, citations, [], value, values, plain, rows_used)
+
+
+STATEMENT_YEARS = 3  # an income statement's comparison: the years a "trend" question reads
+
+
+def _printed_years(asked: Asked, rows: Sequence[Row]) -> list[int]:
+    """For a metric asked with no year: the fiscal years the statement printing its first
+    input compares (all of them for a trend, the latest for a value)."""
+    if asked.metric is None:
+        return []
+    found = rows_of_item(ITEMS[asked.metric.needs[0]], rows)
+    printed = [sorted({int(p) for p in row.periods if p.isdigit()}) for row in found]
+    years = max(printed, key=len, default=[])[-STATEMENT_YEARS:]
+    return years if asked.mode == "change" else years[-1:]
 
 
 def _result_text(
@@ -335,14 +242,19 @@ def _result_text(
     percent: bool,
     values: dict[int, float],
     question: str,
+    names: dict[int, str] | None = None,
+    unit: str = "",
 ) -> tuple[str, float]:
+    def fy(year: int) -> str:
+        return (names or {}).get(year, f"FY{year}")
+
     decimals = _decimals(question)
     years = asked.years
-    each = "; ".join(f"FY{y} {_shown(values[y], percent, decimals)}" for y in years)
+    each = "; ".join(f"{fy(y)} {_shown(values[y], percent, decimals)}{unit}" for y in years)
     if asked.mode == "average":
         value = sum(values[y] for y in years) / len(years)
         return (
-            f"{name}, {len(years)}-year average FY{years[0]}-FY{years[-1]}: "
+            f"{name}, {len(years)}-year average {fy(years[0])}-{fy(years[-1])}: "
             f"{_shown(value, percent, decimals)} (each year: {each}; {name.lower()} = {formula}).",
             value,
         )
@@ -353,30 +265,40 @@ def _result_text(
             return f"{name}: {each}; a CAGR needs two positive values.", math.nan
         value = ((last / first) ** (1 / span) - 1) * 100
         return (
-            f"{name} CAGR FY{years[0]}-FY{years[-1]}: {_shown(value, True, decimals)} "
-            f"(({name} FY{years[-1]} / FY{years[0]})^(1/{span}) - 1; {each}).",
+            f"{name} CAGR {fy(years[0])}-{fy(years[-1])}: {_shown(value, True, decimals)} "
+            f"(({name} {fy(years[-1])} / {fy(years[0])})^(1/{span}) - 1; {each}).",
             value,
         )
     if asked.mode in ("growth", "change") and len(years) > 1:
         first, last = values[years[0]], values[years[-1]]
         if percent:
             value = last - first
+            steps = (
+                "; year-over-year: "
+                + "; ".join(
+                    f"{fy(b)} {_signed(values[b] - values[a], decimals)} percentage points"
+                    for a, b in itertools.pairwise(years)
+                )
+                if len(years) > 2
+                else ""
+            )
             return (
                 f"{name}: {each}; change {_signed(value, decimals)} percentage points "
-                f"({name.lower()} = {formula}).",
+                f"{fy(years[0])}-{fy(years[-1])}{steps} ({name.lower()} = {formula}).",
                 value,
             )
         value = (last - first) / abs(first) * 100 if first else math.nan
+        amount = _signed_amount(last - first, decimals) + unit
         return (
-            f"{name}: {each}; change {_signed(value, decimals)}% "
-            f"(FY{years[-1]} vs FY{years[0]}"
+            f"{name}: {each}; change {amount} ({_signed(value, decimals)}%) "
+            f"({fy(years[-1])} vs {fy(years[0])}"
             + (f"; {name.lower()} = {formula}" if formula != name.lower() else "")
             + ").",
             value,
         )
     value = values[years[-1]]
     how = f" ({name.lower()} = {formula})" if formula != name.lower() else ""
-    return f"{name} FY{years[-1]}: {_shown(value, percent, decimals)}{how}.", value
+    return f"{name} {fy(years[-1])}: {_shown(value, percent, decimals)}{unit}{how}.", value
 
 
 def _missing_text(name: str, years: list[int], missing: list[str]) -> str:
@@ -393,7 +315,7 @@ def _input_text(given: Input) -> str:
     pages = f", p. {', '.join(str(p) for p in row.pages)}" if row.pages else ""
     where = f"{row.statement}, " if row.statement else ""
     return (
-        f"{row.label} FY{given.year} {_written(given.value, row.percent)}{unit} "
+        f"{row.label} {row.column(str(given.year))} {_written(given.value, row.percent)}{unit} "
         f"[{where}source {row.source}{pages}]"
     )
 
@@ -411,6 +333,11 @@ def _shown(value: float, percent: bool = False, decimals: int | None = None) -> 
         decimals = 1 if percent else (0 if abs(value) >= 100 else 2)
     text = f"{value:,.{decimals}f}"
     return text + "%" if percent else text
+
+
+def _signed_amount(value: float, decimals: int | None) -> str:
+    whole = decimals is None and abs(value) >= 1 and round(value, 6).is_integer()
+    return ("+" if value > 0 else "") + _shown(value, False, 0 if whole else decimals)
 
 
 def _signed(value: float, decimals: int | None) -> str:

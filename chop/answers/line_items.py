@@ -27,12 +27,24 @@ class Item:
     flow: bool = True  # a flow over the year (income, cash flow) vs a balance at its end
     # the sign the filing prints is not the item's: capex is printed as an outflow "(1,234)"
     magnitude: bool = False
+    # the labels of its components, summed when a statement prints them with no total
+    # ("Inventories, net: Raw materials and supplies 992; Work in process and finished goods")
+    parts: re.Pattern[str] | None = None
 
 
 def _item(
-    key: str, name: str, label: str, asked: str, flow: bool = True, magnitude: bool = False
+    key: str,
+    name: str,
+    label: str,
+    asked: str,
+    flow: bool = True,
+    magnitude: bool = False,
+    parts: str = "",
 ) -> Item:
-    return Item(key, name, re.compile(label), re.compile(asked, re.I), flow, magnitude)
+    return Item(
+        key, name, re.compile(label), re.compile(asked, re.I), flow, magnitude,
+        re.compile(parts) if parts else None,
+    )  # fmt: skip
 
 
 _NET = r"(?:,?\s*net)?"
@@ -76,8 +88,10 @@ ITEMS = {
               r"^interest\s+expense(?:,?\s*net)?(?:\s+of\s+amounts\s+capitalized)?$",
               r"\binterest\s+expense\b", magnitude=True),
         _item("inventory", "Inventories",
-              r"^(?:merchandise\s+)?inventor(?:y|ies)" + _NET + r"$",
-              r"\binventor(?:y|ies)\b", flow=False),
+              r"^(?:total\s+)?(?:merchandise\s+)?inventor(?:y|ies)" + _NET + r"$",
+              r"\binventor(?:y|ies)\b", flow=False,
+              parts=r"^(?:raw\s+materials|work\s+in\s+(?:process|progress)|finished\s+goods"
+                    r"|(?:materials\s+and\s+)?supplies)\b.*"),
         _item("receivables", "Accounts receivable",
               r"^(?:trade\s+)?(?:accounts\s+)?receivables?" + _NET
               + r"(?:\s+of\s+allowances?.*)?$|^accounts\s+and\s+notes\s+receivable" + _NET + "$",
@@ -116,16 +130,30 @@ ITEMS = {
               r"\bcash\s+(?:flow\s+)?from\s+operations\b|\boperating\s+cash\s+flow\b"
               r"|\bcash\s+(?:provided\s+by|from)\s+operating\s+activities\b"),
         _item("capex", "Capital expenditures",
-              r"^(?:capital\s+expenditures?|purchases?\s+of\s+property(?:,\s*plant)?(?:,?\s*and)?"
-              r"\s+equipment|additions\s+to\s+property.*|payments\s+for\s+(?:acquisition\s+of\s+)?"
-              r"property(?:,\s*plant)?(?:,?\s*and)?\s+equipment|expenditures\s+for\s+property.*"
-              r"|purchases\s+of\s+property\s+and\s+equipment.*|capital\s+expenditures,.*)$",
+              r"^(?:capital\s+expenditures?(?:,.*|\s+\(.*)?"
+              # "Purchases of property and equipment", "Additions to property, plant and
+              # equipment", "Purchases of land, buildings, and equipment", "Payments for
+              # acquisition of property, plant and equipment", "Expenditures for property"
+              r"|(?:purchases?|additions?|payments?|expenditures?|acquisitions?|investments?)"
+              r"\s+(?:of|to|for|in)\s+(?:acquisition\s+of\s+)?(?:(?:land|buildings?|property|"
+              r"plant|premises|equipment|fixed\s+assets|pp&e)[,\s]*(?:and\s+)?)+.*)$",
               r"\bcapex\b|\bcapital\s+expenditures?\b|\bcapital\s+spending\b", magnitude=True),
         _item("dividends", "Cash dividends paid",
               r"^(?:cash\s+)?dividends?\s+(?:paid|to\s+(?:share|stock)holders)(?:\s+to\s+.*)?$"
               r"|^(?:payments?\s+of\s+)?(?:cash\s+)?dividends(?:\s+paid)?$"
               r"|^dividends\s+paid\s+on\s+common\s+stock$",
               r"\bdividends?\b", magnitude=True),
+        _item("long_term_debt", "Long-term debt",
+              r"^long-term\s+debt(?:\s+and\s+(?:finance|capital)\s+lease\s+obligations)?"
+              r"(?:,?\s*(?:net|less\s+current\s+(?:portion|maturities)|excluding\s+current"
+              r"\s+(?:portion|maturities)|non-?current(?:\s+portion)?)[\w ,-]*)?$",
+              r"\blong-term\s+debt\b", flow=False),
+        _item("current_debt", "Debt due within a year",
+              r"^(?:debt\s+maturing\s+within\s+one\s+year|current\s+(?:portion|maturities)\s+of"
+              r"\s+long-term\s+debt(?:\s+and\s+.*)?|short-term\s+(?:debt|borrowings)(?:\s+and\s+.*)?"
+              r"|notes\s+payable|commercial\s+paper)$",
+              r"\bshort-term\s+(?:debt|borrowings)\b|\bcurrent\s+(?:portion|maturities)\s+of\s+"
+              r"long-term\s+debt\b", flow=False),
         _item("depreciation", "Depreciation and amortization",
               r"^depreciation(?:\s+and\s+amortization)?$",
               r"\bdepreciation\b"),
@@ -148,7 +176,7 @@ def rows_of_item(item: Item, rows: Sequence[Row]) -> list[Row]:
 STATEMENT_OF = {
     "balance sheet": ("inventory", "receivables", "payables", "current_assets",
                       "current_liabilities", "cash", "short_investments", "total_assets", "ppe",
-                      "equity"),
+                      "equity", "long_term_debt", "current_debt"),
     "income statement": ("revenue", "cogs", "gross_profit", "operating_income", "net_income",
                          "pretax_income", "income_tax", "interest_expense"),
     "cash flow statement": ("cfo", "capex", "dividends", "depreciation"),
@@ -236,12 +264,14 @@ METRICS = (
     _metric("payout", "Dividend payout ratio", r"\bpayout\s+ratio\b",
             "cash dividends paid / net income", ("dividends", "net_income"),
             lambda g, y: g("dividends", y) / g("net_income", y)),
+    # the common analyst definition: the current assets that are not inventories (the
+    # stricter "cash + short-term investments + receivables" leaves out other liquid
+    # current assets a filing prints under its own names)
     _metric("quick", "Quick ratio", r"\bquick\s+ratio\b|\bacid[- ]test\b",
-            "(cash and equivalents + short-term investments + accounts receivable) / total "
-            "current liabilities", ("cash", "short_investments", "receivables",
-                                    "current_liabilities"),
-            lambda g, y: (g("cash", y) + _optional(g, "short_investments", y)
-                          + g("receivables", y)) / g("current_liabilities", y)),
+            "(total current assets - inventories) / total current liabilities",
+            ("current_assets", "inventory", "current_liabilities"),
+            lambda g, y: (g("current_assets", y) - _optional(g, "inventory", y))
+            / g("current_liabilities", y)),
     _metric("cash_ratio", "Cash ratio", r"\bcash\s+ratio\b",
             "cash and equivalents / total current liabilities", ("cash", "current_liabilities"),
             lambda g, y: g("cash", y) / g("current_liabilities", y)),
@@ -300,6 +330,17 @@ METRICS = (
             r"\s+(?:of\s+)?(?:total\s+)?(?:net\s+)?(?:revenues?|sales)\b",
             "cost of goods sold / revenue", ("cogs", "revenue"),
             lambda g, y: g("cogs", y) / g("revenue", y) * 100, percent=True),
+    _metric("capital_intensity", "Capital intensity",
+            r"\bcapital[- ]intens(?:ity|ive)\b|\basset\s+intensity\b",
+            "total assets / revenue (assets per 1 of revenue)", ("total_assets", "revenue"),
+            lambda g, y: g("total_assets", y) / g("revenue", y)),
+    _metric("total_debt", "Total debt",
+            # the company's debt as a whole, not a kind of debt ("which debt securities")
+            r"\btotal\s+debt\b(?!\s*(?:-|to)\s*(?:equity|capital|ebitda))"
+            r"|\bdebt\s+on\s+(?:its\s+|the\s+)?balance\s+sheet\b"
+            r"|\b(?:its|their)\s+(?:total\s+)?debt\b(?!\s+(?:securities|investments?))",
+            "long-term debt + debt due within a year", ("long_term_debt", "current_debt"),
+            lambda g, y: g("long_term_debt", y) + _optional(g, "current_debt", y)),
     _metric("debt_to_equity", "Debt to equity", r"\bdebt[- ]to[- ]equity\b",
             "total liabilities / total shareholders' equity", ("total_assets", "equity"),
             lambda g, y: (g("total_assets", y) - g("equity", y)) / g("equity", y)),
