@@ -217,7 +217,7 @@ def test_quote_answers_need_the_llm_only_for_a_yes_no_verdict(
     assert verdict["answer"].startswith("Yes. ") and scripted.count("answer") == before + 1
 
 
-BALANCE_SHEET = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
+ACME_BALANCE_SHEET_HEAD = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
 Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter)
 
 # Consolidated Balance Sheets
@@ -226,10 +226,14 @@ Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as speci
 December 31,
 2023   2022
 Cash and cash equivalents  $ 400  $ 350
-Total current assets  $ 1,500  $ 1,400
+"""
+BALANCE_SHEET = (
+    ACME_BALANCE_SHEET_HEAD
+    + """Total current assets  $ 1,500  $ 1,400
 Total current liabilities  $ 1,200  $ 1,000
 Total assets  $ 9,000  $ 8,600
 """
+)
 
 
 def acme_filing(context: Context) -> Context:
@@ -314,16 +318,9 @@ def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
     assert result["citations"] == [1] and scripted.count("answer") == before
 
 
-LONG_BALANCE_SHEET = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
-Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter)
-
-# Consolidated Balance Sheets
-
-(in millions)
-December 31,
-2023   2022
-Cash and cash equivalents  $ 400  $ 350
-Receivables, net  310  290
+LONG_BALANCE_SHEET = (
+    ACME_BALANCE_SHEET_HEAD
+    + """Receivables, net  310  290
 Inventories  520  480
 Other current assets  270  280
 Total current assets  $ 1,500  $ 1,400
@@ -340,6 +337,7 @@ Other noncurrent liabilities  900  880
 Total liabilities  5,500  5,380
 Total equity  3,500  3,220
 """
+)
 
 
 def test_a_line_item_is_stated_from_its_statement_row_even_below_the_chunk_of_its_header(
