@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from chop.text.periods import written_dates
+
 MAX_LABEL_CHARS = 90  # a longer "label" is a sentence that happens to end in a figure
 MIN_TABLE_ROWS = 2  # fewer rows under a period header is prose with a year in it, not a table
 
@@ -168,8 +170,6 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
     return rows if len(rows) >= MIN_TABLE_ROWS else []
 
 
-_DATE = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}}),?\s+({_YEAR})\b", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 SAME_DATE_DAYS = 10  # 52/53-week years end within days of each other (January 28 / February 1)
 
 
@@ -182,10 +182,7 @@ def fiscal_columns(header: str, periods: list[str]) -> tuple[list[str], list[str
     quarter's column belongs to the fiscal year ending after it (July 29, 2023 is in the year
     ending January 2024: Q2 FY2024). A header whose dates all fall on the same day of the
     year (an annual report's) keeps its calendar years."""
-    dates = [
-        (int(y), _MONTHS.index(m[:3].lower()) + 1, int(d), f"{m} {d}, {y}")
-        for m, d, y in _DATE.findall(header)
-    ]
+    dates = [(day.year, day.month, day.day, words) for words, day in written_dates(header)]
     if len(dates) != len(periods) or len(dates) < 2:
         return periods, []
     first = _day_of_year(dates[0])

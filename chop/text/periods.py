@@ -61,6 +61,11 @@ def find_dates(text: str) -> list[date]:
     return [day for _span, day in _dates(text)]
 
 
+def written_dates(text: str) -> list[tuple[str, date]]:
+    """Every date written in ``text`` with its words as written ("July 29, 2023"), in order."""
+    return [(" ".join(text[start:end].split()), day) for (start, end), day in _dates(text)]
+
+
 def _dates(text: str) -> list[tuple[tuple[int, int], date]]:
     found: list[tuple[tuple[int, int], date]] = []
     for m in _DATE_MDY.finditer(text):
