@@ -13,10 +13,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.models.llm import reset_outages
-from chop.store import Store, store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.llm import reset_outages
+from chop_rag.store import Store, store_for
 
 
 @pytest.fixture(autouse=True)

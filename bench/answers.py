@@ -1,5 +1,5 @@
-"""Answer quality on the product path: ``chop.api.ask`` with default settings, over collections
-that ``chop.api.ingest`` (what ``chop ingest`` runs) builds from the real files.
+"""Answer quality on the product path: ``chop_rag.api.ask`` with default settings, over collections
+that ``chop_rag.api.ingest`` (what ``chop ingest`` runs) builds from the real files.
 
     python -m bench.answers                                  # every set
     python -m bench.answers --sets emanual,remote --limit 20 # a quick look
@@ -63,11 +63,11 @@ from bench.metrics import (
     yes_no_of,
 )
 from bench.report import REPO_ROOT, add_only_argument, cell, log, md_table, script_main
-from chop.answers.answering import UNSAID
-from chop.config import Context
-from chop.models.llm import chat_messages, structured_call
-from chop.state import AnswerOutput, Source
-from chop.store import store_for
+from chop_rag.answers.answering import UNSAID
+from chop_rag.config import Context
+from chop_rag.models.llm import chat_messages, structured_call
+from chop_rag.state import AnswerOutput, Source
+from chop_rag.store import store_for
 
 EMANUAL_DATA = REPO_ROOT.parent / "shared" / "data" / "emanual-qa"
 FIN_DATA = {
@@ -140,7 +140,7 @@ def ensure_collection(ctx: Context, folder: Path, check: bool = True) -> dict[st
     """Ingest ``folder`` into ctx.collection the way ``chop ingest`` does; unchanged documents
     cost nothing, so a second run only checks them (``check=False``: a collection that has
     documents is used as it is, without reading the files again)."""
-    from chop.api import ingest
+    from chop_rag.api import ingest
 
     stored = store_for(ctx).documents(ctx.collection)
     if stored and not check:
@@ -247,10 +247,10 @@ def scored(answer: str, reference: str) -> dict[str, float]:
 
 
 def ask_keeping_stats(question: str, ctx: Context) -> dict[str, Any]:
-    """What ``chop.api.ask`` returns (the same graph, context and run config), with the run's
+    """What ``chop_rag.api.ask`` returns (the same graph, context and run config), with the run's
     counters too: the model's seconds and what became of its short answer and verdict."""
-    from chop.api import run_config
-    from graphs.answer import graph
+    from chop_rag.api import run_config
+    from chop_rag.graphs.answer import graph
 
     keys = [*AnswerOutput.__annotations__, "stats"]
     return dict(
@@ -259,7 +259,7 @@ def ask_keeping_stats(question: str, ctx: Context) -> dict[str, Any]:
 
 
 def ask_case(ctx: Context, case: Case, stems: dict[str, str], previous: bool) -> dict[str, Any]:
-    """One question through chop.api.ask, scored with the baselines of the same retrieval."""
+    """One question through chop_rag.api.ask, scored with the baselines of the same retrieval."""
     started = time.perf_counter()
     result = ask_keeping_stats(case.asked, ctx)
     seconds = time.perf_counter() - started

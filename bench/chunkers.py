@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from chop.models.embedders import Tokenizer
-from chop.reading.chunking import TextSpan, sentence_spans, token_windows
+from chop_rag.models.embedders import Tokenizer
+from chop_rag.reading.chunking import TextSpan, sentence_spans, token_windows
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 

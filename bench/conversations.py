@@ -8,7 +8,7 @@ One command (results in bench/results/conversations/results.{json,md}):
 Collection: the 11 Galaxy phone manuals that hold the gold sections of most of the 50 S10 dev
 questions (S10, Note 10, Note 10+, Note 9, Note 8, S9, S9+, S8, S8+, A50, A20: twins S9/S9+
 and S8/S8+ are word for word identical), ingested by chop's ingest graph with the default
-Context (each manual's JSON through chop.reading.loaders, as ``chop ingest`` reads it).
+Context (each manual's JSON through chop_rag.reading.loaders, as ``chop ingest`` reads it).
 
 Threads (seeded, written to threads.jsonl): each is six turns over three devices A, B, C and
 five distinct S10 dev questions whose gold section exists in the device asked about:
@@ -20,26 +20,27 @@ five distinct S10 dev questions whose gold section exists in the device asked ab
   4. ``follow-up``       another question, device not named: about B now
   5. ``pronoun``         refers back to turn 4 ("Where do I find that?", "How do I do it?")
   6. ``new device``      its own question naming C ("... on my S8 Plus?")
+  7. ``antecedent``      a question about C, device not named ("How can I view all my notes?")
+  8. ``pronoun, new``    refers back to turn 7 and asks something new about what it names
+                         ("And how do I edit them?", "How do I delete one?"): a hand-written
+                         pair of S10 dev questions (NEW_PRONOUN), drawn with a generator of
+                         its own so turns 1-6 are those of runs before turns 7-8 existed
 Devices are written as people write them (bench.device_naming.pick_variant: "Note10",
 "s9 plus", "S-10", ...). Each turn is measured three ways, on the top source an answer shows:
-  - ``thread``: the turn in its thread (the chat graph, chop.api.Conversations);
+  - ``thread``: the turn in its thread (the chat graph, chop_rag.api.Conversations);
   - ``ceiling``: the question it stands for asked alone with its device named
     ("[<device>] <question>", the data README's template);
   - ``alone``: the turn's words asked alone (what chop did before conversations).
 The thread runs the whole chat graph; ceiling and alone run the answer graph up to its
 retrieve node (the sources are final there).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
-Default Context throughout (answers extractive, Context.answer = "quote"), with one exception
-(``--verdicts stub``, the default): the yes/no verdict a yes/no question asks the LLM for comes
-from chop.harness.stub_llm (zero latency). It changes no source, which is all that is measured; the
-local model took minutes per verdict on the contended 2-core machine (``--verdicts local``
-runs it).
+Default Context throughout (answers extractive, Context.answer = "quote"; the local model
+gives a yes/no question's verdict, which changes no source).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import random
 import sys
@@ -75,12 +76,11 @@ from bench.report import (
     script_parser,
     write_report,
 )
-from chop.api import conversations
-from chop.config import Context
-from chop.harness.stub_llm import serve_stub
-from chop.models.construction import get_embedder
-from chop.store import store_for
-from graphs.answer import build_answer_graph
+from chop_rag.api import conversations
+from chop_rag.config import Context
+from chop_rag.graphs.answer import build_answer_graph
+from chop_rag.models.construction import get_embedder
+from chop_rag.store import store_for
 
 SUBSET = "conversations"
 SEED = 35
@@ -116,7 +116,24 @@ PRONOUN = (
     "Where is that setting?",
 )
 NEW_DEVICE = ("{bare} on my {device}?", "I also have a {device}. {question}")
-KINDS = ("first", "follow-up", "what about", "follow-up", "pronoun", "new device")
+# (the dev question before, follow-ups that refer back to it with a pronoun and ask something
+# new, the dev question they stand for): "them" is the notes, "one" a group, "it" the camera
+NEW_PRONOUN: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("439", ("And how do I edit them?", "Can I edit them too?"), "451"),
+    ("111", ("How do I delete one?", "And how can I get rid of one of them?"), "8"),
+    ("111", ("How do I link them?", "Can I link two of them together?"), "578"),
+    ("268", ("Can I snooze them?", "Where do I find the option to snooze one?"), "501"),
+    ("561", ("How do I clear them all?", "And how can I remove all of them?"), "32"),
+    ("266", ("Can I set a shutter sound for it?", "Does it let me turn on a shutter sound?"),
+     "186"),
+    ("218", ("Can I take one with a palm swipe instead?",
+             "How do I capture one by swiping my palm?"), "549"),
+    ("518", ("Can I apply a custom theme to it?", "How do I give it a custom theme?"), "575"),
+    ("285", ("And how do I change its timeout?",
+             "How long does it stay on, and can I change that?"), "64"),
+)  # fmt: skip
+KINDS = ("first", "follow-up", "what about", "follow-up", "pronoun", "new device", "antecedent",
+         "pronoun, new")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -138,11 +155,38 @@ def exact(manual: Manual, question: Question) -> bool:
     return gold_of(manual, question).how in ("exact", "normalised")
 
 
+def new_pronoun_turns(
+    manual: Manual, questions: Sequence[Question], rng: random.Random, asked: set[str]
+) -> list[Turn]:
+    """Turns 7 and 8 about ``manual``: a question naming no device, then a pronoun follow-up
+    that asks something new about what it names (NEW_PRONOUN, both gold sections in it, not
+    ``asked`` earlier in the thread)."""
+    by_id = {q.qid: q for q in questions}
+    usable = [
+        (by_id[before], phrasings, by_id[after])
+        for before, phrasings, after in NEW_PRONOUN
+        if before in by_id and after in by_id and not {before, after} & asked
+        and exact(manual, by_id[before]) and exact(manual, by_id[after])
+    ]  # fmt: skip
+    if not usable:
+        return []
+    before, phrasings, after = rng.choice(usable)
+    text = before.question.strip()
+    return [
+        Turn("antecedent", rng.choice(FOLLOW_UP).format(
+            question=text, bare=text.rstrip("?"), lower=text[:1].lower() + text[1:]),
+            manual.device, before),
+        Turn("pronoun, new", rng.choice(phrasings), manual.device, after),
+    ]  # fmt: skip
+
+
 def build_threads(
     manuals: Sequence[Manual], questions: Sequence[Question], count: int, seed: int
 ) -> list[list[Turn]]:
-    """``count`` six-turn threads, deterministic for ``seed`` (see the module docstring)."""
+    """``count`` threads of six turns, and two more where the third device's manual holds a
+    NEW_PRONOUN pair; deterministic for ``seed`` (see the module docstring)."""
     rng = random.Random(seed)
+    extra = random.Random(seed + 1)  # turns 7-8: turns 1-6 stay those of earlier runs
     threads: list[list[Turn]] = []
     while len(threads) < count:
         a, b, c = rng.sample(list(manuals), 3)
@@ -173,6 +217,9 @@ def build_threads(
                      c.device, q6),
             ]
         )  # fmt: skip
+        threads[-1].extend(
+            new_pronoun_turns(c, questions, extra, {t.question.qid for t in threads[-1]})
+        )
     return threads
 
 
@@ -274,7 +321,7 @@ def markdown(results: dict[str, Any]) -> str:
             "# Conversations — follow-ups on 11 near-identical phone manuals",
             "",
             f"{s['date']} · embedder {s['embedder']} · {s['manuals']} manuals · {s['threads']} "
-            f"threads of 6 turns (seed {s['seed']}) · default Context",
+            f"threads of 6-8 turns (seed {s['seed']}) · default Context",
             "",
             "thread: the turn in its conversation; ceiling: the question it stands for asked "
             "alone with its device named; alone: the turn's words asked alone (before "
@@ -317,13 +364,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ingest_only:
         return {}
     started = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        if args.verdicts == "stub":
-            base_url = stack.enter_context(serve_stub(latency=(0.0, 0.0)))
-            ctx = ctx.with_overrides(
-                chat_provider="openai", openai_base_url=f"{base_url}/v1", chat_model="stub"
-            )
-        records = run_threads(ctx, threads, manuals, out / "partial.jsonl")
+    records = run_threads(ctx, threads, manuals, out / "partial.jsonl")
     kinds = dict.fromkeys(r["kind"] for r in records)
     groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
     groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
@@ -345,7 +386,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             seed=args.seed,
             collection=COLLECTION,
             answer=ctx.answer,
-            verdicts=args.verdicts,
         ),
         "costs": {**costs, "turn_seconds": round(time.perf_counter() - started, 1)},
         "groups": groups,
@@ -366,12 +406,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=THREADS, help="conversations to run")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--reuse", action="store_true", help="reuse the collection if it exists")
-    p.add_argument(
-        "--verdicts",
-        choices=["stub", "local"],
-        default="stub",
-        help="the LLM of yes/no verdicts (no source depends on it; default: the stub)",
-    )
     p.add_argument("--ingest-only", action="store_true", help="only (re)build the collection")
     return p
 

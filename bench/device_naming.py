@@ -17,9 +17,9 @@ Gold: the device's document. Doc@1 = the top chunk comes from it.
 
 Indexing the 34 manuals with chop's LLM is too slow here, so the index is `naive_title` rows
 (token windows embedded as "<loader title> | chunk", no LLM), each manual loaded by
-chop.reading.loaders.load_file as `chop ingest` would. Two retrievals over the same rows: chop's
-answer-time retrieval (chop.retrieval.retrieve.retrieve_for_question, default Context: resolves the
-document the question names by the stored titles) and plain vector search.
+chop_rag.reading.loaders.load_file as `chop ingest` would. Two retrievals over the same rows: chop's
+answer-time retrieval (chop_rag.retrieval.retrieve.retrieve_for_question, default Context: resolves
+the document the question names by the stored titles) and plain vector search.
 """
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ from bench.report import (
     script_parser,
     write_files,
 )
-from chop.config import Context
-from chop.models.construction import ModelUnavailable, get_embedder
-from chop.models.embedders import embed_queries
-from chop.retrieval.retrieve import retrieve_for_question
-from chop.store import store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import ModelUnavailable, get_embedder
+from chop_rag.models.embedders import embed_queries
+from chop_rag.retrieval.retrieve import retrieve_for_question
+from chop_rag.store import store_for
 
 SUBSET = "naming"
 SEED = 11

@@ -16,17 +16,17 @@ Subsets (data: E-Manual QA, see its README):
 The FinanceBench subset is bench.finance; the natural device naming set is bench.device_naming.
 
 Documents (--structure, default both): ``headings`` = each manual's JSON through
-``chop.reading.loaders.load_file`` (title from the file name, headings as span metadata),
+``chop_rag.reading.loaders.load_file`` (title from the file name, headings as span metadata),
 exactly what ``chop ingest`` stores; ``none`` = the same text saved as a .txt and loaded as
 such (no headings). Methods, side by side: ``naive`` (token windows, no prefix), ``naive_title``
 (``title | chunk``), ``title_heading`` (``title | heading path | chunk``, the heading from the
 loader's span; no LLM), ``chop`` (the real ingest graph, default Context), ``cosine`` (the
 paper's semantic chunking, on request). Questions name the device as "[<device>] <question>".
 Each method indexes into its own collection (dropped and rebuilt each run). Retrieval: ``chop``
-through its answer-time retrieval (chop.retrieval.retrieve.retrieve_for_question, default Context:
-the document a question names is resolved and boosted); the baselines through plain vector search
-(Store.search, no boosts or filters). A retrieved chunk is relevant iff it comes from the gold
-device's document and its character span overlaps a gold section (sections' spans on the loaded
+through its answer-time retrieval (chop_rag.retrieval.retrieve.retrieve_for_question, default
+Context: the document a question names is resolved and boosted); the baselines through plain vector
+search (Store.search, no boosts or filters). A retrieved chunk is relevant iff it comes from the
+gold device's document and its character span overlaps a gold section (sections' spans on the loaded
 text, from the loader's {"section": key} spans).
 """
 
@@ -75,13 +75,13 @@ from bench.report import (
     script_main,
     script_parser,
 )
-from chop.config import GATE_BAND, Context
-from chop.models.construction import ModelUnavailable, chat_model_identity, get_embedder
-from chop.models.embedders import Embedder, embed_queries
-from chop.reading.chunking import TextSpan, chunks_at
-from chop.reading.documents import SourceDocument, content_hash, span_meta_at
-from chop.retrieval.retrieve import retrieve_for_question
-from chop.store import NO_CNM, DocumentRecord, Hit, Store, chunk_row, store_for
+from chop_rag.config import GATE_BAND, Context
+from chop_rag.models.construction import ModelUnavailable, chat_model_identity, get_embedder
+from chop_rag.models.embedders import Embedder, embed_queries
+from chop_rag.reading.chunking import TextSpan, chunks_at
+from chop_rag.reading.documents import SourceDocument, content_hash, span_meta_at
+from chop_rag.retrieval.retrieve import retrieve_for_question
+from chop_rag.store import NO_CNM, DocumentRecord, Hit, Store, chunk_row, store_for
 
 __all__ = ["hit_at_k", "main", "mrr_at_k", "ndcg_at_k", "token_f1"]
 
@@ -91,7 +91,7 @@ METHODS = ("naive", "naive_title", "title_heading", "chop", "cosine")
 DEFAULT_METHODS = ("naive", "naive_title", "title_heading", "chop")
 PLAIN_RETRIEVAL = "plain vector search (Store.search), no boosts or filters"
 CHOP_RETRIEVAL = (
-    "chop.retrieval.retrieve.retrieve_for_question, default Context (document resolution)"
+    "chop_rag.retrieval.retrieve.retrieve_for_question, default Context (document resolution)"
 )
 KS = (1, 3, 5, 10)
 TOP_K = max(KS)
@@ -258,7 +258,7 @@ def index_chop(
     ctx: Context, store: Store, collection: str, documents: Sequence[SourceDocument]
 ) -> IndexStats:
     """The real CHOP ingest graph; LLM costs come from the run's stats."""
-    from chop.api import ingest
+    from chop_rag.api import ingest
 
     started = time.perf_counter()
     store.drop_collection(collection)
@@ -336,7 +336,7 @@ def search_questions(
 ) -> tuple[list[list[Hit]], list[list[str]], float]:
     """Top ``k`` chunks per question, the documents chop resolved each question to (empty
     for plain search), and the seconds spent. ``chop`` goes through
-    chop.retrieval.retrieve.retrieve_for_question with the default Context (the document the
+    chop_rag.retrieval.retrieve.retrieve_for_question with the default Context (the document the
     question names is matched and boosted); the baselines through plain vector search."""
     started = time.perf_counter()
     vectors = embed_queries(get_embedder(ctx), list(texts))
@@ -489,7 +489,7 @@ def answer_questions(
     ctx: Context, collection: str, questions: Sequence[Question]
 ) -> dict[str, Any]:
     """Answer with chop's answer graph (k=5) over one method's collection; F1 and ROUGE-L."""
-    from chop.api import ask
+    from chop_rag.api import ask
 
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []

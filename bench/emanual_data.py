@@ -1,6 +1,6 @@
 """E-Manual QA data: manuals as chop's loader reads them, questions, and their gold sections.
 
-Each manual is the ONE document ``chop.reading.loaders.load_file`` makes of its JSON file (the
+Each manual is the ONE document ``chop_rag.reading.loaders.load_file`` makes of its JSON file (the
 product path: title from the file name, one span per section with its heading). The gold labels are
 the sections' character spans on that text. The ``none`` structure is the same text loaded as a
 ``.txt`` (no spans, no headings), as a user with a plain-text copy would ingest it.
@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chop.reading.documents import SourceDocument, make_document
-from chop.reading.loaders import LoadError, load_file
+from chop_rag.reading.documents import SourceDocument, make_document
+from chop_rag.reading.loaders import LoadError, load_file
 
 S10_CORPUS = "s10_manual_corpus.json"
 TV_CORPUS = "smart_tv_remote_manual_corpus.json"
@@ -54,7 +54,7 @@ class Section:
 class Manual:
     """One manual as chop's loader reads it, with the evaluation labels beside it.
 
-    ``loaded`` is what ``chop.reading.loaders.load_file`` returns for the JSON file (headings
+    ``loaded`` is what ``chop_rag.reading.loaders.load_file`` returns for the JSON file (headings
     visible as span metadata); ``sections`` are the gold labels (title and character span of each
     non-empty section, from the loader's ``{"section": key}`` spans and the file's own titles).
     """

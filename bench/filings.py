@@ -10,7 +10,7 @@ For each set (dev: 40 filings, 31 questions; wide: 27 filings, 36 questions):
    with default settings; unchanged documents are only checked, so a second run reuses the
    collection (``--no-ingest``: use a collection that has documents as it is);
 2. retrieval (bench.finance, method ``chop``, on that collection): Doc@1 and page Hit@5;
-3. answers (bench.answers, the product path ``chop.api.ask`` with the local model): numeric
+3. answers (bench.answers, the product path ``chop_rag.api.ask`` with the local model): numeric
    match, yes/no right and unsaid, declined;
 then the table of both sets (bench.finance's side by side) in OUT/fin-sides.md, printed.
 
@@ -40,9 +40,9 @@ COLLECTIONS = {"dev": "fin_dev", "wide": "fin_wide"}
 def ingested(subset: str, collection: str, out: Path, check: bool) -> Path:
     """The set's PDFs in ``collection`` (ingested as ``chop ingest`` does, unchanged ones only
     checked), and the file holding the ingest's report."""
-    from chop.api import ingest
-    from chop.config import Context
-    from chop.store import store_for
+    from chop_rag.api import ingest
+    from chop_rag.config import Context
+    from chop_rag.store import store_for
 
     ctx = Context().with_overrides(collection=collection)
     report_file = out / f"ingest-{subset}.json"

@@ -8,12 +8,12 @@ One command per table (results in bench/results/fin/ and bench/results/fin-wide/
     python -m bench.finance --methods naive,naive_title,title_heading  # no LLM
     python -m bench.finance --side-by-side   # fin-sides.md from both results (and resolution)
 
-Every PDF goes through chop's loader (``chop.reading.loaders.load_file``: title from the PDF
+Every PDF goes through chop's loader (``chop_rag.reading.loaders.load_file``: title from the PDF
 metadata or the file name, one span per page) with the default Context; questions are asked as
 written (no device template). Methods as in bench.emanual: ``naive``, ``naive_title`` (``title |
 chunk``), ``title_heading`` (``title | heading path | chunk``, ``title | chunk`` where the loader
 gave no heading), ``chop`` (the real ingest graph, defaults). Retrieval: ``chop`` through
-chop.retrieval.retrieve.retrieve_for_question (default Context: it resolves which document a
+chop_rag.retrieval.retrieve.retrieve_for_question (default Context: it resolves which document a
 question means); the baselines through plain vector search. Metrics: Doc@1 (the top chunk comes from
 an evidence document: doc_name = the PDF's file stem), page-level Hit@1/3/5/10 and MRR@10 (a chunk
 is relevant when it comes from an evidence document and its "pages" metadata, 1-based, holds an
@@ -58,11 +58,11 @@ from bench.report import (
     write_files,
     write_report,
 )
-from chop.config import Context
-from chop.models.construction import ModelUnavailable, get_embedder
-from chop.reading.documents import SourceDocument
-from chop.reading.loaders import LoadError, load_file
-from chop.store import Hit, store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import ModelUnavailable, get_embedder
+from chop_rag.reading.documents import SourceDocument
+from chop_rag.reading.loaders import LoadError, load_file
+from chop_rag.store import Hit, store_for
 
 DEFAULT_FIN_DATA = REPO_ROOT.parent / "shared" / "data" / "financebench-dev"
 # subset → (data folder beside the repository, results folder and collection prefix)
@@ -323,8 +323,8 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"{s['date']} · embedder {s['embedder']} · windows {s['chunk_tokens']}/"
         f"{s['chunk_overlap']} tokens · chop search `{s['search']}` (CHOP_SEARCH) · "
-        f"{len(results['corpus']['documents'])} PDFs through "
-        f"chop.reading.loaders.load_file · {results['corpus']['questions']} questions as written"
+        f"{len(results['corpus']['documents'])} PDFs through chop_rag.reading.loaders.load_file"
+        f" · {results['corpus']['questions']} questions as written"
         + (
             f" · ONLY {', '.join(results['corpus']['only'])}: a quick check, not the benchmark"
             if results["corpus"]["only"]
@@ -336,7 +336,7 @@ def markdown(results: dict[str, Any]) -> str:
         "Doc@1: the top chunk comes from an evidence document (doc_name = file stem). Hit@k / "
         "MRR@10: a chunk of an evidence document whose pages (1-based) hold an evidence page "
         "(evidence_page_num + 1). retrieval `chop`: "
-        "chop.retrieval.retrieve.retrieve_for_question, default Context; `plain`: vector "
+        "chop_rag.retrieval.retrieve.retrieve_for_question, default Context; `plain`: vector "
         "search. resolved: questions for which chop's retrieval matched a document by name; "
         "right company: the share of questions whose resolved documents "
         "all belong to the evidence's company. LLM work = model calls + cache hits; index wall "

@@ -2,13 +2,13 @@
 
     python -m bench.ingest_throughput --profile PATH [PATH ...] [--out FOLDER]
 
-PATHs (PDFs, E-Manual JSON, any file chop ingests) are ingested by chop.api.ingest with the
+PATHs (PDFs, E-Manual JSON, any file chop ingests) are ingested by chop_rag.api.ingest with the
 default settings (the configured chat model and embedder; the LLM cache off, so every LLM
 answer is asked for) into a fresh collection, with the models and the database started
-beforehand. The report's stage_profile (chop.stage_profile) is then set beside three
+beforehand. The report's stage_profile (chop_rag.stage_profile) is then set beside three
 ceilings, each measured afterwards in the same process on the same material:
 
-- parse: chop's PDFium reader (chop.reading.loaders.pdf_pdfium.read_pdfium) on each PDF of the
+- parse: chop's PDFium reader (chop_rag.reading.loaders.pdf_pdfium.read_pdfium) on each PDF of the
   inputs, one file after another in this process: pages/s;
 - embed: up to 2,000 of the stored chunks' embedded texts (prefix line + text) in one plain
   sentence-transformers ``encode`` call (batch 32, normalised, the local MiniLM weights, in
@@ -35,16 +35,16 @@ from typing import Any
 from psycopg import sql
 
 from bench.report import RESULTS, dated, log, machine, machine_line, md_table, publish
-from chop.api import ingest
-from chop.config import Context
-from chop.models.construction import get_chat_model, get_embedder, local_embedding_dir
-from chop.models.embedders import minilm_in_bfloat16
-from chop.reading.loaders.files import files_to_load
-from chop.reading.loaders.pdf_pdfium import read_pdfium
-from chop.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
-from chop.store import Store, store_for
-from chop.store.schema import _tables
-from chop.store.writes import COPIED_CHUNK_COLUMNS
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.models.construction import get_chat_model, get_embedder, local_embedding_dir
+from chop_rag.models.embedders import minilm_in_bfloat16
+from chop_rag.reading.loaders.files import files_to_load
+from chop_rag.reading.loaders.pdf_pdfium import read_pdfium
+from chop_rag.stage_profile import PROFILE_COLUMNS, StageProfile, profile_note, profile_rows
+from chop_rag.store import Store, store_for
+from chop_rag.store.schema import _tables
+from chop_rag.store.writes import COPIED_CHUNK_COLUMNS
 
 DEFAULT_PROFILE_OUT = RESULTS / "ingest-profile"
 EMBED_BATCH = 32
@@ -287,7 +287,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         "busy s: wall seconds at least one document was in the stage (union of its spans); "
         "summed s: the spans added up; CPU s: the process CPU shared out among the open spans "
-        "by their threads' CPU (chop.stage_profile); with embed s: busy while embed was busy.",
+        "by their threads' CPU (chop_rag.stage_profile); with embed s: busy while embed was busy.",
         "",
         f"## Beside the ceilings (measured after the ingest, in the same process, best of "
         f"{REPEATS})",
@@ -295,7 +295,7 @@ def markdown(results: dict[str, Any]) -> str:
         beside,
         "",
         "ingest /s: per busy second of the stage; /CPU s: per CPU second of this process (the "
-        "stage's share, chop.stage_profile; the ceiling's process CPU). Under contention for "
+        "stage's share, chop_rag.stage_profile; the ceiling's process CPU). Under contention for "
         "the cores the CPU rates are the steadier comparison.",
         "",
     ]

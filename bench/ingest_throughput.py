@@ -4,14 +4,14 @@ or, with --profile, a real ingest's stage profile beside raw ceilings (bench/ing
     python -m bench.ingest_throughput [--concurrency 1,4,16] [--chunks 120]
     python -m bench.ingest_throughput --profile PATH [PATH ...]
 
-The chat model is chop.harness.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800 ms
-per call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
+The chat model is chop_rag.harness.stub_llm, an OpenAI-compatible LATENCY STAND-IN (seeded 300-800
+ms per call, schema-shaped filler replies, no model): the numbers measure scheduling, not labels.
 Embeddings are the real local embedder on this machine's CPU, so they are a fixed cost that
 concurrency does not shrink.
 
 1. Concurrency: the sample corpus, repeated as revisions (distinct doc ids and titles, one
-   varied line of text each) up to about --chunks chunks, is ingested by chop.api.ingest once
-   per --concurrency value (Context.max_concurrency, which chop.api.run_config puts in
+   varied line of text each) up to about --chunks chunks, is ingested by chop_rag.api.ingest once
+   per --concurrency value (Context.max_concurrency, which chop_rag.api.run_config puts in
    LangGraph's run config) into a fresh collection, with use_cache=False and
    continuity_mode="llm", so every adjacent pair is judged by the LLM and each run makes the
    same calls.
@@ -51,16 +51,16 @@ from bench.report import (
     script_parser,
     write_report,
 )
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
-from chop.harness.stub_llm import STUB_NOTICE, StubServer, running_stub
-from chop.models.construction import get_embedder
-from chop.models.embedders import Tokenizer
-from chop.reading.chunking import token_windows
-from chop.reading.documents import SourceDocument
-from chop.reading.loaders import load_paths
-from chop.store import store_for
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS, manual_filename, render_manual
+from chop_rag.harness.stub_llm import STUB_NOTICE, StubServer, running_stub
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.embedders import Tokenizer
+from chop_rag.reading.chunking import token_windows
+from chop_rag.reading.documents import SourceDocument
+from chop_rag.reading.loaders import load_paths
+from chop_rag.store import store_for
 
 DEFAULT_OUT = RESULTS
 DEFAULT_CONCURRENCY = (1, 4, 16)

@@ -1,5 +1,7 @@
-"""How often the labeller-instruction rule (chop.text.grounding.is_instruction) fires on real
-documents, read by chop's own loaders: every flagged sentence is a false alarm there.
+"""How often the labeller-instruction rule fires on real documents, read by chop's own loaders:
+the instructions chop_rag.text.grounding.instructions finds in each (what ingest warns about:
+sentences, and what hides in comments, alt texts, link titles and chat role blocks); every
+one is a false alarm there.
 
 python -m bench.instruction_scan ../shared/data/emanual-qa [more files or folders]
     [--out bench/results/instruction-scan]
@@ -12,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.report import RESULTS, script_parser
-from chop.reading.loaders.files import files_to_load, load_one
-from chop.text.grounding import _sentence, is_instruction
+from chop_rag.reading.loaders.files import files_to_load, load_one
+from chop_rag.text.grounding import _sentence, instructions
 
 
 def scan(paths: list[str]) -> dict[str, object]:
@@ -23,10 +25,9 @@ def scan(paths: list[str]) -> dict[str, object]:
     for path in files_to_load(paths, problems):
         documents, _ = load_one(path, 100)
         for document in documents:
-            for sentence in _sentence.findall(document["text"]):
-                sentences += 1
-                if is_instruction(sentence):
-                    flagged.append({"file": path.name, "sentence": sentence.strip()[:200]})
+            sentences += len(_sentence.findall(document["text"]))
+            for found in instructions(document["text"]):
+                flagged.append({"file": path.name, "sentence": found[:200]})
     return {"paths": paths, "sentences": sentences, "flagged": flagged}
 
 

@@ -133,7 +133,7 @@ def yes_no_of(text: str) -> str | None:
 
 def supported_share(answer: str, sources: Sequence[str]) -> float:
     """The share of the answer's content words written in ``sources`` (chop's own check of a
-    short answer, chop.answers.answering.words_written_in)."""
-    from chop.answers.answering import words_written_in
+    short answer, chop_rag.answers.answering.words_written_in)."""
+    from chop_rag.answers.answering import words_written_in
 
     return words_written_in(answer, sources)

@@ -3,11 +3,11 @@
     python -m bench.recard --collection fin_dev [--subset dev]   # CHOP_DATA_DIR as for ingest
 
 A card is made at ingest from the file's name, its PDF title and its first pages (no LLM;
-chop.labelling.identity). When those rules change, the chunks and their vectors stay valid: only the
-card in each document's stored metadata needs making again. This reads each stored
+chop_rag.labelling.identity). When those rules change, the chunks and their vectors stay valid: only
+the card in each document's stored metadata needs making again. This reads each stored
 document's opening through the real loader (cached like bench.resolution), makes its card as
-ingest does (chop.labelling.profile.document_profile without an LLM reply) and replaces the stored
-card's identity, keeping the profile's LLM category. It prints what changed.
+ingest does (chop_rag.labelling.profile.document_profile without an LLM reply) and replaces the
+stored card's identity, keeping the profile's LLM category. It prints what changed.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 from bench.report import log, script_main, script_parser
 from bench.resolution import SUBSETS, opening
-from chop.config import Context
-from chop.labelling.profile import STORED_KEY, document_profile, stored_profile
-from chop.store import store_for
+from chop_rag.config import Context
+from chop_rag.labelling.profile import STORED_KEY, document_profile, stored_profile
+from chop_rag.store import store_for
 
 
 def recard(ctx: Context, collection: str, cache: Path) -> list[str]:

@@ -298,8 +298,8 @@ def markdown(results: dict[str, Any]) -> str:
         main_table(results),
         "",
         "Rows marked (.txt) ingested the same manuals saved as plain text (no headings). "
-        "retrieval `chop`: chop.retrieval.retrieve.retrieve_for_question with the default Context "
-        "(resolves the document the question names); `plain`: vector search, no boosts.",
+        "retrieval `chop`: chop_rag.retrieval.retrieve.retrieve_for_question with the default "
+        "Context (resolves the document the question names); `plain`: vector search, no boosts.",
         "",
         "Equal scores (identical chunks of twin manuals) are counted against the gold device: "
         "the pessimistic reading; the Ties section has the store's order and the optimistic one.",

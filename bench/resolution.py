@@ -2,15 +2,15 @@
 
     python -m bench.resolution            # results in bench/results/resolution/results.{json,md}
 
-Each filing's identity card is built exactly as ingest builds it (chop.reading.loaders.load_file,
-then chop.labelling.profile.document_profile with no LLM reply: file name, PDF title, first pages),
-read back as retrieval reads stored cards (chop.retrieval.retrieve's card_from_stored + read_cards),
-and every question is read (chop.questions.facts) and matched against them
-(chop.questions.matching.resolve). Per subset: the share of
-questions resolved to the right company (every document meant is the evidence's company), to the
-right document (an evidence document is among those meant: company and period right) and
-with the evidence in view (meant or secondary). Seconds, not the 40 minutes of an ingest: the
-loaded openings are cached under CHOP_DATA_DIR (``--fresh`` reloads).
+Each filing's identity card is built exactly as ingest builds it
+(chop_rag.reading.loaders.load_file, then chop_rag.labelling.profile.document_profile with no LLM
+reply: file name, PDF title, first pages), read back as retrieval reads stored cards
+(chop_rag.retrieval.retrieve's card_from_stored + read_cards), and every question is read
+(chop_rag.questions.facts) and matched against them (chop_rag.questions.matching.resolve). Per
+subset: the share of questions resolved to the right company (every document meant is the evidence's
+company), to the right document (an evidence document is among those meant: company and period
+right) and with the evidence in view (meant or secondary). Seconds, not the 40 minutes of an ingest:
+the loaded openings are cached under CHOP_DATA_DIR (``--fresh`` reloads).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import chop.reading.loaders
+import chop_rag.reading.loaders
 from bench.emanual import DEFAULT_OUT
 from bench.finance import FinDataMissing, check_data, companies, company_of, load_fin_questions
 from bench.report import (
@@ -36,12 +36,12 @@ from bench.report import (
     script_parser,
     write_report,
 )
-from chop.config import Context
-from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
-from chop.labelling.profile import COVER_CHARS, document_profile
-from chop.questions.facts import read_question
-from chop.questions.matching import Resolution, resolve
-from chop.reading.loaders import LoadError, load_file
+from chop_rag.config import Context
+from chop_rag.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop_rag.labelling.profile import COVER_CHARS, document_profile
+from chop_rag.questions.facts import read_question
+from chop_rag.questions.matching import Resolution, resolve
+from chop_rag.reading.loaders import LoadError, load_file
 
 SHARED = REPO_ROOT.parent / "shared" / "data"
 SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wide"}
@@ -50,7 +50,7 @@ SUBSETS = {"dev": SHARED / "financebench-dev", "wide": SHARED / "financebench-wi
 def loader_version() -> str:
     """A digest of the loader's source: a cached opening is only as good as the loader that
     read it (titles, text order)."""
-    loaders = Path(chop.reading.loaders.__file__).parent
+    loaders = Path(chop_rag.reading.loaders.__file__).parent
     sources = [*sorted(loaders.glob("*.py")), loaders.parent / "pdf_layout.py"]
     return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:8]
 
@@ -201,7 +201,7 @@ def markdown(results: dict[str, Any]) -> str:
             "# Question resolution — FinanceBench dev and wide",
             "",
             "Cards as ingest builds them (no LLM), questions resolved by "
-            "chop.questions.matching.resolve.",
+            "chop_rag.questions.matching.resolve.",
             "",
             md_table(HEADER, rows),
             "",

@@ -44,8 +44,8 @@ import numpy as np
 from psycopg import sql
 
 from bench.report import RESULTS, log, script_parser, write_report
-from chop.config import Context
-from chop.store import EXACT_SCAN_ROWS, SearchFilter, Store, store_for
+from chop_rag.config import Context
+from chop_rag.store import EXACT_SCAN_ROWS, SearchFilter, Store, store_for
 
 DEFAULT_OUT = RESULTS
 DIM = 384

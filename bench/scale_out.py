@@ -3,14 +3,14 @@ PostgreSQL, the LLM a stub of fixed latency standing in for a remote model serve
 
     python -m bench.scale_out [--workers 1,2,4] [--documents 12] [--latency 0.5]
 
-A separate PostgreSQL 18 + pgvector (chop.harness.standalone_pg: initdb and pg_ctl on a TCP port, a
-non-superuser role owning each database, the extension made by the administrator) serves every
-run; each worker count gets a fresh database. The corpus (sample manuals as revisions, each
+A separate PostgreSQL 18 + pgvector (chop_rag.harness.standalone_pg: initdb and pg_ctl on a TCP
+port, a non-superuser role owning each database, the extension made by the administrator) serves
+every run; each worker count gets a fresh database. The corpus (sample manuals as revisions, each
 with its own doc id and title) is split round-robin into one disjoint batch per worker, and the
-workers start at once as separate processes (`python -m chop.cli ingest BATCH...`, durable,
+workers start at once as separate processes (`python -m chop_rag.cli ingest BATCH...`, durable,
 the default), each with CHOP_MAX_CONCURRENCY LLM calls in flight. continuity_mode=llm and the
-LLM cache off, so every configuration pays the same calls. The stub (chop.harness.stub_llm, in this
-process) answers every call after exactly --latency seconds: numbers say how scheduling and the
+LLM cache off, so every configuration pays the same calls. The stub (chop_rag.harness.stub_llm, in
+this process) answers every call after exactly --latency seconds: numbers say how scheduling and the
 database behave, never anything about label quality.
 
 Measured per worker count: wall time from the first start to the last exit (process start and
@@ -41,9 +41,9 @@ import psycopg
 
 from bench.ingest_throughput import revision_text
 from bench.report import REPO_ROOT, RESULTS, log, script_parser, write_report
-from chop.harness.sample_corpus import SAMPLE_MODELS
-from chop.harness.standalone_pg import StandaloneServer
-from chop.harness.stub_llm import STUB_NOTICE, StubServer
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS
+from chop_rag.harness.standalone_pg import StandaloneServer
+from chop_rag.harness.stub_llm import STUB_NOTICE, StubServer
 
 DEFAULT_OUT = RESULTS
 RUN_SECONDS = re.compile(r"chunks stored, .*?([0-9.]+) s\s*$", re.MULTILINE)
@@ -110,7 +110,7 @@ def measure(
     env = worker_env(url, stub, data_dir, concurrency)
     active_before, requests_before = active_ms(url), stub.requests
     started = time.monotonic()
-    command = [sys.executable, "-m", "chop.cli", "ingest", "--collection", "bench"]
+    command = [sys.executable, "-m", "chop_rag.cli", "ingest", "--collection", "bench"]
     processes = [
         subprocess.Popen(
             [*command, *map(str, batch)],

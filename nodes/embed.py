@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.models.embedders import Embedder
-from chop.state import DocumentState, PreparedChunk
-from chop.store import embedding_key, store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.embedders import Embedder
+from chop_rag.state import DocumentState, PreparedChunk
+from chop_rag.store import embedding_key, store_for
 
 
 def with_section_titles(

@@ -8,7 +8,7 @@ JSON (the paper's path, and always in continuity_mode="llm").
 (With Context.joint_extraction the judgment already returned one: it is checked the same way,
 and no second call is made.)
 
-The rules are chop.labelling.cnm's (heading_cnm, checked_cnm): the document profile is given as
+The rules are chop_rag.labelling.cnm's (heading_cnm, checked_cnm): the document profile is given as
 context and fills what the chunk does not say. A model name
 is kept only if it is written in the chunk or the document title and is not a vaguer form of
 the document's model; otherwise the document's model is used, so neither a hallucination nor
@@ -23,13 +23,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-import prompts
-from chop.config import Context
-from chop.labelling.cnm import CNM, CNMReply
-from chop.labelling.profile import checked_cnm, heading_cnm, opening_cnm
-from chop.models.llm import structured_call
-from chop.state import ChunkDecision, chunk_label
-from chop.store import store_for
+from chop_rag import prompts
+from chop_rag.config import Context
+from chop_rag.labelling.cnm import CNM, CNMReply
+from chop_rag.labelling.profile import checked_cnm, heading_cnm, opening_cnm
+from chop_rag.models.llm import structured_call
+from chop_rag.state import ChunkDecision, chunk_label
+from chop_rag.store import store_for
 
 
 def extract_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.state import ChunkDecision, chunk_label
+from chop_rag.config import Context
+from chop_rag.state import ChunkDecision, chunk_label
 
 
 def inherit_cnm(state: ChunkDecision, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -1,14 +1,32 @@
-"""inherit_turn: ``continue``: the turn is about the previous turn's documents (TRUE)."""
+"""inherit_turn: ``continue``: the turn is about the previous turn's documents (TRUE).
+
+A turn that refers back and asks its own question ("And how do I edit them?") has its pronoun
+resolved against the previous question's things, by what the documents in view say
+(chop_rag.store's said_together: "edit" and "notes" in one passage)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chop.questions.conversation import Continuity, inherit, turn_of
-from chop.state import ChatState
+from langgraph.runtime import Runtime
+
+from chop_rag.config import Context
+from chop_rag.questions.conversation import Continuity, SaidTogether, inherit, turn_of
+from chop_rag.state import ChatState
+from chop_rag.store import store_for
 
 
-def inherit_turn(state: ChatState) -> dict[str, Any]:
+def inherit_turn(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
     continuity = Continuity(**state["continuity"])
-    standalone = inherit(continuity.asked, continuity, state.get("turn") or {})
+    previous = state.get("turn") or {}
+    said: SaidTogether | None = None
+    documents = previous.get("documents") or []
+    if continuity.own_words and documents:
+        store = store_for(ctx)
+
+        def said(thing: str, own: Any) -> bool:
+            return store.said_together(ctx.collection, documents, thing, own)
+
+    standalone = inherit(continuity.asked, continuity, previous, said)
     return {"question": standalone.question, "turn": turn_of(continuity, standalone)}

@@ -22,13 +22,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-import prompts
-from chop.config import Context
-from chop.labelling.cnm import CNM, ContinuityReply, JudgedCNMReply
-from chop.models.llm import structured_call
-from chop.reading.chunking import settled_by_structure
-from chop.state import Chunk, ChunkDecision
-from chop.store import store_for
+from chop_rag import prompts
+from chop_rag.config import Context
+from chop_rag.labelling.cnm import CNM, ContinuityReply, JudgedCNMReply
+from chop_rag.models.llm import structured_call
+from chop_rag.reading.chunking import settled_by_structure
+from chop_rag.state import Chunk, ChunkDecision
+from chop_rag.store import store_for
 
 CONTEXT_CHARS = 600  # the boundary decides; whole chunks would double the prompt
 

@@ -6,26 +6,28 @@ import hashlib
 import json
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-import prompts
-from chop.config import Context
-from chop.labelling.identity import input_meta
-from chop.labelling.profile import instructions_note, stored_profile
-from chop.models.construction import chat_model_identity, get_embedder
-from chop.models.embedders import embedder_prefixes
-from chop.reading.documents import (
+from chop_rag import prompts
+from chop_rag.config import Context
+from chop_rag.labelling.identity import input_meta
+from chop_rag.labelling.profile import instructions_note, stored_profile
+from chop_rag.models.construction import chat_model_identity, get_embedder
+from chop_rag.models.embedders import embedder_prefixes
+from chop_rag.reading.allowed import refuse_documents_outside, refuse_paths_outside, run_folders
+from chop_rag.reading.documents import (
     Problem,
     SourceDocument,
     input_doc_ids,
     input_paths,
     source_documents,
 )
-from chop.reading.loaders import load_paths
-from chop.stage_profile import Span, timed
-from chop.state import DocumentTask, IngestState
-from chop.store import store_for
+from chop_rag.reading.loaders import load_paths
+from chop_rag.stage_profile import Span, timed
+from chop_rag.state import DocumentTask, IngestState
+from chop_rag.store import store_for
 
 LABELLING_VERSION = 4  # bump when code that shapes stored labels or prefixes changes
 INGEST_PROMPTS = ("profile_document", "continuity", "judge_and_extract", "extract_cnm")
@@ -77,6 +79,12 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
     paths = input_paths(state.get("paths"))
     documents = source_documents(state.get("documents"))
     to_delete = input_doc_ids(state.get("delete"))
+    # A server run reads only under the deployment's folders, whichever way its paths came:
+    # the input, a command's update or Send, a thread's state (chop_rag.reading.allowed).
+    folders = run_folders(get_config())
+    if folders is not None:
+        refuse_paths_outside(paths, folders)
+        refuse_documents_outside(documents, folders)
     store = store_for(ctx)
     embedder = get_embedder(ctx)
     store.ensure_collection(
@@ -88,7 +96,7 @@ def load(state: IngestState, runtime: Runtime[Context]) -> dict[str, Any]:
 
     spans: list[Span] = []
     with timed("parse", spans, children=True):  # PDF worker processes' CPU included
-        loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb)
+        loaded, problems = load_paths(paths, max_file_mb=ctx.max_file_mb, within=folders)
     parse_seconds = spans[0]["seconds"]
     by_id: dict[str, SourceDocument] = {}
     meta = input_meta(state.get("meta"))

@@ -11,12 +11,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.labelling.profile import STORED_KEY
-from chop.models.construction import get_embedder
-from chop.state import DocumentState
-from chop.store import DocumentRecord, chunk_row, store_for
-from nodes.embed import vector_key
+from chop_rag.config import Context
+from chop_rag.labelling.profile import STORED_KEY
+from chop_rag.models.construction import get_embedder
+from chop_rag.nodes.embed import vector_key
+from chop_rag.state import DocumentState
+from chop_rag.store import DocumentRecord, chunk_row, store_for
 
 NEEDS_RELABEL = "needs-relabel:"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.labelling.cnm import CNM, embedded_text, prefix_line, section_title
-from chop.labelling.profile import profile_cnm
-from chop.state import DocumentState, PreparedChunk
+from chop_rag.labelling.cnm import CNM, embedded_text, prefix_line, section_title
+from chop_rag.labelling.profile import profile_cnm
+from chop_rag.state import DocumentState, PreparedChunk
 
 
 def prefix(state: DocumentState) -> dict[str, Any]:

@@ -1,36 +1,40 @@
 """profile_document: find once what holds for a whole document and tells it apart.
 
 One LLM call reads the document's title and opening for its category and, where nothing else
-names it, its model; chop.labelling.profile decides the profile from that reply and the rules
+names it, its model; chop_rag.labelling.profile decides the profile from that reply and the rules
 (user-set fields, the title, the identity card read from the file name and the first pages). A
 filing whose card the rules complete is profiled without the call
-(chop.labelling.profile.needs_llm_profile).
+(chop_rag.labelling.profile.needs_llm_profile).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-import prompts
-from chop.config import Context
-from chop.labelling.cnm import DocumentProfileReply
-from chop.labelling.profile import (
+from chop_rag import prompts
+from chop_rag.config import Context
+from chop_rag.labelling.cnm import DocumentProfileReply
+from chop_rag.labelling.profile import (
     document_profile,
     instructions_note,
     llm_opening,
     needs_llm_profile,
 )
-from chop.models.llm import structured_call
-from chop.reading.documents import Problem, SourceDocument
-from chop.state import DocumentState
-from chop.store import store_for
+from chop_rag.models.llm import structured_call
+from chop_rag.reading.allowed import refuse_documents_outside, run_folders
+from chop_rag.reading.documents import Problem, SourceDocument
+from chop_rag.state import DocumentState
+from chop_rag.store import store_for
 
 
 def profile_document(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     document = state["document"]
+    if (folders := run_folders(get_config())) is not None:  # a server run's Send straight here
+        refuse_documents_outside([document], folders)
     if not needs_llm_profile(document):
         return profiled(document, None, runtime, {"profile_calls_skipped": 1.0})
     messages = prompts.render(

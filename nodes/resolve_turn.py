@@ -1,7 +1,7 @@
 """resolve_turn: read the user's new message and decide its continuity with the last turn.
 
-The decision (chop.questions.conversation.decide) is made by rules from what the question names and
-what the thread's last turn was about; the conditional edge after this node follows it. The
+The decision (chop_rag.questions.conversation.decide) is made by rules from what the question names
+and what the thread's last turn was about; the conditional edge after this node follows it. The
 answer graph's channels are reset here, so nothing of the previous turn's answer (a note, an
 error) is mistaken for this turn's.
 """
@@ -14,13 +14,15 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.questions.conversation import decide
-from chop.questions.query import clean_question
-from chop.reading.documents import InvalidInput
-from chop.retrieval.retrieve import identity_cards
-from chop.state import ChatState
-from chop.store import store_for
+from chop_rag.config import Context
+from chop_rag.questions.codes import listing_words
+from chop_rag.questions.conversation import decide
+from chop_rag.questions.facts import read_question
+from chop_rag.questions.query import clean_question
+from chop_rag.reading.documents import InvalidInput
+from chop_rag.retrieval.retrieve import identity_cards
+from chop_rag.state import ChatState
+from chop_rag.store import store_for
 
 # what a turn's answer writes: cleared before the turn is answered
 FRESH_TURN: dict[str, Any] = {
@@ -30,6 +32,11 @@ FRESH_TURN: dict[str, Any] = {
     "question_documents": [],
     "retrieval_note": "",
     "sources": [],
+    "passages": [],
+    "disagreement": None,
+    "figure_note": "",
+    "stated_figures": [],
+    "figure_fallback": {},
     "answer": "",
     "answerable": False,
     "citations": [],
@@ -68,6 +75,8 @@ def last_question(state: ChatState) -> str:
 def resolve_turn(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = runtime.context
     question = last_question(state)
-    cards = identity_cards(store_for(ctx).documents(ctx.collection).values())
-    continuity = decide(question, state.get("turn") or None, cards)
+    store = store_for(ctx)
+    cards = identity_cards(store.documents(ctx.collection).values())
+    listed = store.documents_listing(ctx.collection, listing_words(read_question(question)))
+    continuity = decide(question, state.get("turn") or None, cards, listed)
     return {**FRESH_TURN, "continuity": asdict(continuity)}

@@ -1,7 +1,7 @@
 """retrieve: embed the question and fetch the top-k chunks from pgvector.
 
-How the question's model and the search mode shape the query is in chop.retrieval.retrieve. Only the
-chunks of the documents the question resolved to are kept as sources: a twin product's chunk
+How the question's model and the search mode shape the query is in chop_rag.retrieval.retrieve. Only
+the chunks of the documents the question resolved to are kept as sources: a twin product's chunk
 is never given to the answer nor shown beside it.
 """
 
@@ -12,19 +12,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.questions.matching import resolution_state
-from chop.questions.query import clean_question
-from chop.retrieval.retrieve import retrieve_for_question
-from chop.state import AnswerState, Source, input_question
-from chop.store import Hit, store_for
-from chop.types import plain_copy
-
-
-def to_source(number: int, hit: Hit) -> Source:
-    metadata = {**hit.metadata, "char_start": hit.char_start, "char_end": hit.char_end}
-    return plain_copy(Source, hit, number=number, chunk_id=hit.id, metadata=metadata)
+from chop_rag.answers.sections import to_source
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.questions.matching import resolution_state
+from chop_rag.questions.query import clean_question
+from chop_rag.retrieval.retrieve import retrieve_for_question
+from chop_rag.state import AnswerState, input_question
+from chop_rag.store import store_for
 
 
 def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ elsewhere, and in the paper's llm mode, they are token windows.
 
 The similarity of each chunk to the one before it is the cheapest continuity signal; the gate
 in judge_continuity reads it, so it is computed once here for the whole document, relative to
-the document's background similarity (see chop.reading.chunking.relative_adjacent_similarity).
+the document's background similarity (see chop_rag.reading.chunking.relative_adjacent_similarity).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.reading.chunking import (
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.reading.chunking import (
     TextSpan,
     chunks_at,
     chunks_to_compare,
@@ -26,7 +26,7 @@ from chop.reading.chunking import (
     settled_by_structure,
     token_windows,
 )
-from chop.state import DocumentState
+from chop_rag.state import DocumentState
 
 
 def split(state: DocumentState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.questions.conversation import Continuity, switch, turn_of
-from chop.state import ChatState
+from chop_rag.questions.conversation import Continuity, switch, turn_of
+from chop_rag.state import ChatState
 
 
 def switch_turn(state: ChatState) -> dict[str, Any]:

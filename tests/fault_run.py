@@ -51,16 +51,16 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from chop.harness.stub_llm import StubServer
-from chop.models.embedders import minilm_tolerance
-from chop.reading.loaders import name_text
-from chop.store import (
+from chop_rag.harness.stub_llm import StubServer
+from chop_rag.models.embedders import minilm_tolerance
+from chop_rag.nodes.persist import NEEDS_RELABEL
+from chop_rag.reading.loaders import name_text
+from chop_rag.store import (
     Store,
     get_store,
     release_embedded_server,
     resolve_database_url,
 )
-from nodes.persist import NEEDS_RELABEL
 from tests.database import database_outage, restart_embedded_server
 from tests.fault_corpus import Hostile, write_corpus
 
@@ -165,7 +165,7 @@ class FaultRun:
         command = [
             sys.executable,
             "-m",
-            "chop.cli",
+            "chop_rag.cli",
             "ingest",
             str(self.corpus),
             "--collection",
@@ -359,7 +359,7 @@ def _digest(text: str) -> str:
 
 
 def printed_path(path: Path) -> str:
-    """How chop prints a path: control characters as escapes (chop.cli.shown)."""
+    """How chop prints a path: control characters as escapes (chop_rag.cli.shown)."""
     return re.sub(
         r"[\x00-\x1f\x7f]",
         lambda m: m.group().encode("unicode_escape").decode(),
@@ -377,7 +377,7 @@ KNOWN_LINES = (
     re.compile(r"^database unreachable \(.+\); waiting up to \d+ s for it$"),
     re.compile(r"^database back after \d+ s$"),
     re.compile(r"^(loading|profiling documents|labelling chunks, \d+/\d+ documents stored)"),
-    # chop.terminal.progress: the bar on its line, the counts under it
+    # chop_rag.terminal.progress: the bar on its line, the counts under it
     re.compile(r"^(loading|profiling|labelling)\b.*(chunks|\d+/\d+|\d:\d\d:\d\d)"),
     re.compile(r"^\s*docs \d+/\d+ stored, LLM calls \d+ \(cached \d+\)$"),
 )

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import psycopg
 
-from chop.api import ingest
-from chop.config import Context
-from chop.reading.documents import make_document
-from chop.store import CollectionRecord, Store
-from chop.store.pgserver import resolve_database_url
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.reading.documents import make_document
+from chop_rag.store import CollectionRecord, Store
+from chop_rag.store.pgserver import resolve_database_url
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 

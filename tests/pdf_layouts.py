@@ -4,7 +4,7 @@ and items (FILING); and ``sections``, what the tests compare a loaded PDF by."""
 
 from __future__ import annotations
 
-from chop.reading.documents import SourceDocument
+from chop_rag.reading.documents import SourceDocument
 from tests.pdfs import BODY, BOLD, LARGE
 
 MANUAL = [

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.questions.facts import read_question
-from chop.questions.matching import QuestionCNM, match_question
-from chop.reading.documents import make_document
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.questions.facts import read_question
+from chop_rag.questions.matching import QuestionCNM, match_question
+from chop_rag.reading.documents import make_document
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Clean the mesh filter every {weeks} weeks with warm water and let it dry fully. " * 3
@@ -311,10 +311,11 @@ def test_a_quoted_figure_answer_states_the_line_item_asked_for_first(
         "What amount of cash and cash equivalents did Acme Widgets hold in FY2023? In billions."
     )
     result = ask(question, context=ctx)
-    assert result["answer"].startswith(
+    assert result["answer"].startswith("Cash and cash equivalents FY2023: $0.40 billion.")
+    assert (
         "Cash and cash equivalents, in millions: 2023 400 (= 0.40 billion); "
-        "2022 350 (= 0.35 billion) [1]. "
-    )
+        "2022 350 (= 0.35 billion) [1]. " in result["answer"]
+    ), "then the row as its statement prints it"
     assert result["citations"] == [1] and scripted.count("answer") == before
 
 
@@ -366,4 +367,4 @@ def test_a_metric_reads_a_statement_on_below_a_heading_that_splits_it(
     split = LONG_BALANCE_SHEET.replace("Accounts payable", "# Liabilities\n\nAccounts payable")
     ingest(documents=[make_document("acme2023", "annual report", split)], context=ctx)
     result = ask("What is the FY2023 working capital of Acme Widgets?", context=ctx)
-    assert result["answer"].startswith("Working capital FY2023: 300 million")
+    assert result["answer"].startswith("Working capital FY2023: $300 million")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chop.answers.answering import (
+from chop_rag.answers.answering import (
     ANSWER_CHARS,
     UNSAID,
     Passage,
@@ -20,7 +20,7 @@ from chop.answers.answering import (
     sources_about,
     split_sentences,
 )
-from chop.state import Source
+from chop_rag.state import Source
 
 
 def source(number: int, text: str, *, doc: str = "m330", chunk: int = 0, **meta: Any) -> Source:
@@ -238,7 +238,7 @@ Our customers are airlines and governments that buy our aircr"""
 
 
 def test_a_filing_quote_starts_and_ends_at_sentences_and_shows_rows_with_their_periods() -> None:
-    from chop.answers.figures import row_for_line, row_line, table_rows
+    from chop_rag.answers.figures import row_for_line, row_line, table_rows
 
     rows = table_rows(SEGMENT_PAGE, 1)
 

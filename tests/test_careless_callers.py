@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from chop.api import ask, ingest
-from chop.cli import EXIT_LLM_UNAVAILABLE, main
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.retrieval.retriever import ChopRetriever
-from chop.store import UnknownCollection, store_for
-from graphs.answer import graph as answer_graph
-from graphs.ingest import graph as ingest_graph
+from chop_rag.api import ask, ingest
+from chop_rag.cli import EXIT_LLM_UNAVAILABLE, main
+from chop_rag.config import Context
+from chop_rag.graphs.answer import graph as answer_graph
+from chop_rag.graphs.ingest import graph as ingest_graph
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.retrieval.retriever import ChopRetriever
+from chop_rag.store import UnknownCollection, store_for
 from tests.fakes import ScriptedChatModel
 
 QUESTION = "How often do I clean the filter of the Coolwave 330C?"
@@ -135,8 +135,8 @@ def test_ingest_of_a_path_that_does_not_exist_raises_a_named_error(
     """As `chop ingest /no/such/folder` exits 1: no report of zeros that reads as success."""
     import asyncio
 
-    from chop.api import aingest
-    from chop.reading.documents import PathNotFound
+    from chop_rag.api import aingest
+    from chop_rag.reading.documents import PathNotFound
 
     missing = str(tmp_path / "no-such-folder")
     with pytest.raises(PathNotFound, match=f"^no such file or folder: {missing}$") as raised:

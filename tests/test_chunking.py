@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from chop.reading.chunking import (
+from chop_rag.reading.chunking import (
     MIN_CHUNKS_FOR_BACKGROUND,
     TextSpan,
     background_similarity,

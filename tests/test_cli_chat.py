@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chop.cli import main
-from chop.config import Context
+from chop_rag.cli import main
+from chop_rag.config import Context
 from tests.ingest_runs import twin_manuals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def chop_chat(ctx: Context, stdin: str, *args: str) -> subprocess.CompletedProce
         "CHOP_ANSWER": "quote",
     }
     return subprocess.run(
-        [sys.executable, "-m", "chop.cli", "chat", "--collection", ctx.collection, *args],
+        [sys.executable, "-m", "chop_rag.cli", "chat", "--collection", ctx.collection, *args],
         input=stdin, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 

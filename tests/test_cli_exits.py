@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from chop.cli import build_parser, main
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.store import store_for
+from chop_rag.cli import build_parser, main
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.store import store_for
 from tests.fakes import ScriptedChatModel
 
 
@@ -118,3 +118,32 @@ def test_chop_docs_at_80_columns_shows_every_doc_id_whole(
         assert "…" not in first_column
     finally:
         store_for(cli_env).drop_collection(cli_env.collection)
+
+
+@pytest.mark.parametrize("args", [["docs", "--json"], ["threads", "--json"]])
+def test_output_whose_reader_went_away_is_one_line_without_traceback(
+    cli_env: Context, args: list[str]
+) -> None:
+    """``chop docs --json | true``: the pipe is closed before chop writes to it."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from chop_rag.cli import main; sys.exit(main())",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before chop writes
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 1
+    assert error_lines(err) == ["chop: output closed before it was all written (broken pipe)"]

@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 from rich.progress import Progress
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.terminal.progress import ProgressReporter, ingest_progress
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.terminal.progress import ProgressReporter, ingest_progress
 from tests.fakes import ScriptedChatModel
 
 

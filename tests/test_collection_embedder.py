@@ -12,14 +12,14 @@ import numpy as np
 import psycopg
 import pytest
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.models.construction import use_models
-from chop.models.embedders import ApproximateTokenizer
-from chop.retrieval.retriever import ChopRetriever
-from chop.store import EmbedderMismatch, Store
-from chop.store.pgserver import resolve_database_url
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.models.construction import use_models
+from chop_rag.models.embedders import ApproximateTokenizer
+from chop_rag.retrieval.retriever import ChopRetriever
+from chop_rag.store import EmbedderMismatch, Store
+from chop_rag.store.pgserver import resolve_database_url
 from tests.fakes import ScriptedChatModel, sensible_reply
 from tests.ingest_runs import (
     Crash,
@@ -141,7 +141,7 @@ def test_checkpoints_of_a_run_killed_long_ago_are_deleted_by_the_next_durable_in
 
 
 def _thread(ctx: Context, folder: Path) -> str:
-    from chop.api import default_thread_id, path_list
+    from chop_rag.api import default_thread_id, path_list
 
     return default_thread_id(ctx, {"paths": path_list(folder), "documents": [], "delete": []})
 

@@ -1,6 +1,6 @@
 """Dialogue continuity as a specification: which documents a follow-up is about.
 
-The rules read only the new question and the thread's last turn (chop.questions.conversation),
+The rules read only the new question and the thread's last turn (chop_rag.questions.conversation),
 against identity cards like the ones ingestion stores; no LLM, no database.
 """
 
@@ -10,9 +10,18 @@ from typing import Any
 
 import pytest
 
-from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
-from chop.labelling.identity import merge_cards
-from chop.questions.conversation import Standalone, Turn, decide, inherit, reask, switch, turn_of
+from chop_rag.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop_rag.labelling.identity import merge_cards
+from chop_rag.questions.conversation import (
+    SaidTogether,
+    Standalone,
+    Turn,
+    decide,
+    inherit,
+    reask,
+    switch,
+    turn_of,
+)
 
 PHONES = [
     DocumentCard(name, product_model=name, kind="user manual")
@@ -32,15 +41,18 @@ def filings() -> list[DocumentCard]:
     return read_cards(card_from_stored(d, merge_cards(card)) for d, card in stored.items())
 
 
-def conversation(questions: list[str], cards: list[DocumentCard]) -> list[Turn]:
-    """Each question's turn, as the chat graph makes it (without retrieval)."""
+def conversation(
+    questions: list[str], cards: list[DocumentCard], said: SaidTogether | None = None
+) -> list[Turn]:
+    """Each question's turn, as the chat graph makes it (without retrieval; ``said`` stands
+    for what the documents in view say together)."""
     turns: list[Turn] = []
     for question in questions:
         previous = turns[-1] if turns else None
         continuity = decide(question, previous, cards)
         standalone: Standalone
         if continuity.decision == "continue":
-            standalone = inherit(question, continuity, previous or {})
+            standalone = inherit(question, continuity, previous or {}, said)
         elif continuity.decision == "switch_same_question":
             standalone = reask(continuity, previous or {})
         else:
@@ -49,8 +61,10 @@ def conversation(questions: list[str], cards: list[DocumentCard]) -> list[Turn]:
     return turns
 
 
-def last(questions: list[str], cards: list[DocumentCard] = PHONES) -> Turn:
-    return conversation(questions, cards)[-1]
+def last(
+    questions: list[str], cards: list[DocumentCard] = PHONES, said: SaidTogether | None = None
+) -> Turn:
+    return conversation(questions, cards, said)[-1]
 
 
 FIRST = "I have a Samsung Galaxy Note10. How can I use time zone converter?"
@@ -155,15 +169,83 @@ def test_a_turn_naming_the_same_device_again_continues() -> None:
     assert turn["question"] == "Does the Note10 have a screenshot toolbar?"
 
 
+MESH = "How do I take out the mesh filter of the Coolwave 330C?"
+
+
 @pytest.mark.parametrize(
-    "follow_up", ["how often should I clean it?", "How do I remove it?", "Is this washable?"]
-)
-def test_a_pronoun_follow_up_is_asked_with_the_previous_topic(follow_up: str) -> None:
-    turn = last(["How do I take out the mesh filter of the Coolwave 330C?", follow_up])
+    "follow_up",
+    ["Where is that setting?", "Can you tell me more about that?", "How do I do it?",
+     "Where do I find that?", "and where's that one?"],
+)  # fmt: skip
+def test_a_pronoun_follow_up_with_no_topic_of_its_own_asks_about_the_previous_topic(
+    follow_up: str,
+) -> None:
+    turn = last([MESH, follow_up])
     assert turn["decision"] == "continue"
     assert turn["question"].startswith(f"[Coolwave 330C] {follow_up}")
     assert "take out the mesh filter" in turn["question"]
     assert turn["inherited"]["topic"] == "How do I take out the mesh filter?"
+
+
+@pytest.mark.parametrize(
+    "follow_up", ["how often should I clean it?", "Is this washable?", "Can I wash it with soap?"]
+)
+def test_a_pronoun_follow_up_that_asks_something_new_is_asked_its_own_question(
+    follow_up: str,
+) -> None:
+    turn = last([MESH, follow_up])
+    assert turn["decision"] == "continue" and "asks its own question" in turn["reason"]
+    assert turn["question"].startswith("[Coolwave 330C] ")
+    assert "take out" not in turn["question"], "the previous question is not asked again"
+    assert "(mesh filter)" in turn["question"], "the pronoun means what was asked about"
+    assert turn["inherited"] == {"model": "Coolwave 330C", "referent": "mesh filter"}
+
+
+def never_together(thing: str, own: object) -> bool:
+    return False
+
+
+def test_a_pronoun_means_the_device_when_the_manual_never_says_it_of_the_thing() -> None:
+    """ "reset" is never said of the air filter: "How do I reset it?" resets the unit."""
+    turn = last(
+        ["How often should I clean the air filter on the Coolwave 330C?", "How do I reset it?"],
+        said=never_together,
+    )
+    assert turn["decision"] == "continue"
+    assert turn["question"] == "[Coolwave 330C] How do I reset it?"
+    assert "filter" not in turn["question"] and "referent" not in turn["inherited"]
+
+
+def test_a_plural_pronoun_means_the_things_the_manual_says_it_of() -> None:
+    said_of: dict[str, set[str]] = {"notes": {"edit"}, "contacts": {"link"}, "groups": {"delete"}}
+
+    def together(thing: str, own: object) -> bool:
+        return bool(said_of.get(thing, set()) & set(own))  # type: ignore[call-overload]
+
+    notes = last(["How can I view all my notes on my Galaxy S10?", "And how do I edit them?"],
+                 said=together)  # fmt: skip
+    assert notes["question"] == "[Galaxy S10] And how do I edit them (notes)?"
+    groups = ["Is it possible to add or remove contacts from groups on the Note10?"]
+    linked = last([*groups, "Can I link two of them together?"], said=together)
+    assert linked["question"] == "[Galaxy Note10] Can I link two of them (contacts) together?"
+    deleted = last([*groups, "How do I get rid of one?"], said=together)
+    assert deleted["question"] == "[Galaxy Note10] How do I get rid of one (contacts groups)?", (
+        "nothing in the manual says 'rid' of either, but 'one' is one of them, never the phone"
+    )
+
+
+def test_a_pronoun_stands_for_the_things_that_agree_with_it_in_number() -> None:
+    certificates = "How can I see what certificates are installed on my Galaxy S10?"
+    removed = last([certificates, "And how can I remove all of them?"], said=never_together)
+    assert removed["question"] == "[Galaxy S10] And how can I remove all of them (certificates)?", (
+        "'installed' describes them; 'them' is never the phone"
+    )
+    display = "How can I show notifications on the always on display of my Galaxy S10?"
+    themed = last([display, "Can I apply a custom theme to it?"], said=lambda thing, own: True)
+    assert themed["question"] == "[Galaxy S10] Can I apply a custom theme to it (always display)?"
+    camera = "What are the advanced recording options available in my Galaxy S10 camera?"
+    sound = last([camera, "Can I set a shutter sound for it?"], said=lambda thing, own: True)
+    assert sound["question"] == "[Galaxy S10] Can I set a shutter sound for it (recording camera)?"
 
 
 def test_a_pronoun_then_another_device_re_asks_the_same_question() -> None:
@@ -204,11 +286,37 @@ def test_a_new_period_with_its_own_question_keeps_the_company_too() -> None:
     assert turn["question"] == "[Best Buy FY2023] What was the gross margin in FY2023?"
 
 
-def test_another_company_drops_the_previous_period() -> None:
-    turn = last(["What was Best Buy's revenue in FY2021?", "What about Amcor?"], filings())
-    assert turn["decision"] == "switch_same_question"
+def test_another_company_with_its_own_question_drops_the_previous_period() -> None:
+    turn = last(["What was Best Buy's revenue in FY2021?", "What is Amcor's net income?"],
+                filings())  # fmt: skip
+    assert turn["decision"] == "switch"
     assert turn["names"] == {"company": "Amcor"}
     assert "2021" not in turn["question"]
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    ["What about Amcor?", "How about Amcor?", "And Amcor?", "what about for amcor then",
+     "Same for Amcor.", "And for Amcor plc?"],
+)  # fmt: skip
+def test_a_turn_that_only_names_another_company_asks_the_whole_question_period_included(
+    follow_up: str,
+) -> None:
+    """After Best Buy's FY2022 revenue, "What about Amcor?" is Amcor's FY2022 revenue, not its
+    latest year's."""
+    turn = last(["What was Best Buy's revenue in FY2022?", follow_up], filings())
+    assert turn["decision"] == "switch_same_question"
+    assert turn["names"] == {"company": "Amcor", "period": "FY2022"}
+    assert turn["question"] == "[Amcor FY2022] What was revenue?"
+    assert turn["inherited"] == {"topic": "What was revenue?", "period": "FY2022"}
+
+
+def test_a_period_the_other_company_lacks_is_still_the_one_asked() -> None:
+    """Amcor has no FY2021 filing: the question stays FY2021 (and is declined by the answer),
+    it is not moved to Amcor's latest year."""
+    turn = last(["What was Best Buy's revenue in FY2021?", "What about Amcor?"], filings())
+    assert turn["names"] == {"company": "Amcor", "period": "FY2021"}
+    assert turn["question"].startswith("[Amcor FY2021] ")
 
 
 def test_a_follow_up_on_a_filing_stays_with_its_company_and_year() -> None:
@@ -237,3 +345,15 @@ def test_a_model_stored_with_spaces_is_only_a_name_however_it_is_joined(follow_u
     turn = last(["How do I check battery usage on my Galaxy S9?", follow_up], SPACED)
     assert turn["decision"] == "switch_same_question"
     assert turn["question"] == "[Galaxy Note 10+] How do I check battery usage?"
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    ["Is it possible to add or remove contacts from groups?", "It is safe to charge overnight?",
+     "Another thing: how can I see what certificates are installed?"],
+)  # fmt: skip
+def test_a_follow_up_whose_it_points_at_nothing_is_asked_as_written(follow_up: str) -> None:
+    turn = last([MESH, follow_up])
+    assert turn["decision"] == "continue"
+    assert turn["question"] == f"[Coolwave 330C] {follow_up}"
+    assert turn["inherited"] == {"model": "Coolwave 330C"}

@@ -1,5 +1,5 @@
-"""How chop/terminal/coordinator.py splits a corpus into batch threads (no server needed): the same
-files always give the same threads, a changed file a new one, and bad arguments one line."""
+"""How chop_rag/terminal/coordinator.py splits a corpus into batch threads (no server needed): the
+same files always give the same threads, a changed file a new one, and bad arguments one line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.terminal.coordinator import plan_batches
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.terminal.coordinator import plan_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,7 @@ def test_bad_arguments_are_one_line_and_exit_1(
     tmp_path: Path, arguments: list[str], message: str
 ) -> None:
     write_sample_corpus(tmp_path)
-    command = [sys.executable, "-m", "chop.cli", "ingest"]
+    command = [sys.executable, "-m", "chop_rag.cli", "ingest"]
     command += [a.format(corpus=tmp_path) for a in arguments]
     command += ["--server", "http://127.0.0.1:9"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)

@@ -11,9 +11,9 @@ import time
 import uuid
 from pathlib import Path
 
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.store import Store
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("doc_id", "chunk_index", "text", "prefix", "category", "nouns", "model", "cnm_source")

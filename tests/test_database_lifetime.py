@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-import chop.store.pgserver
-from chop.cli import main
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.harness.standalone_pg import free_port
-from chop.store.pgserver import resolve_database_url
+import chop_rag.store.pgserver
+from chop_rag.cli import main
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.harness.standalone_pg import free_port
+from chop_rag.store.pgserver import resolve_database_url
 
 ROOT = Path(__file__).resolve().parents[1]
 # A process that takes the embedded server (schema and all, as any command does) and waits.
 USER = """
 import sys, time
-from chop.store import get_store
+from chop_rag.store import get_store
 store = get_store("", sys.argv[1])
 print(store.collection_exists("nothing_here"), flush=True)
 time.sleep(float(sys.argv[2]))
@@ -110,15 +110,15 @@ def test_an_empty_database_url_means_the_embedded_server_and_says_so_once(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("CHOP_DATABASE_URL", "")
-    monkeypatch.setattr(chop.store.pgserver, "_said_empty", False)
-    caplog.set_level(logging.WARNING, logger="chop.store.pgserver")
+    monkeypatch.setattr(chop_rag.store.pgserver, "_said_empty", False)
+    caplog.set_level(logging.WARNING, logger="chop_rag.store.pgserver")
     first = resolve_database_url("", data_dir)
     assert resolve_database_url("", data_dir) == first
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 1, lines
     assert lines[0].startswith("CHOP_DATABASE_URL is set but empty: using the embedded PostgreSQL")
     monkeypatch.delenv("CHOP_DATABASE_URL")
-    monkeypatch.setattr(chop.store.pgserver, "_said_empty", False)
+    monkeypatch.setattr(chop_rag.store.pgserver, "_said_empty", False)
     resolve_database_url("", data_dir)
     assert len(caplog.records) == 1, "unset is the ordinary embedded case: nothing said"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.store import Store
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.store import Store
 from tests.database import ingest_through_a_restart
 from tests.fakes import ScriptedChatModel
 

@@ -1,9 +1,9 @@
-"""The docs say what the code does: the settings table is the one chop/config.py makes, every
+"""The docs say what the code does: the settings table is the one chop_rag/config.py makes, every
 variable the code reads is a defined setting and is in .env.example, deploy.md lists the
 graphs langgraph.json serves, and reference.md's build flags are install.sh's.
 
 A setting added to Context (or a CHOP_* variable read anywhere in the package) without
-regenerating the docs (`chop settings --write README.md docs/deploy.md`) and adding it to
+regenerating the docs (`chop settings --write docs/deploy.md`) and adding it to
 .env.example fails here."""
 
 from __future__ import annotations
@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from chop.config import Context, setting_names
-from chop.terminal.settings_docs import SETTINGS_TABLE_END, SETTINGS_TABLE_START, settings_markdown
+from chop_rag.config import Context, setting_names
+from chop_rag.terminal.settings_docs import (
+    SETTINGS_TABLE_END,
+    SETTINGS_TABLE_START,
+    settings_markdown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("chop", "deploy", "graphs", "nodes", "prompts")
+PACKAGES = ("chop_rag", "deploy", "graphs", "nodes", "prompts")
 VARIABLE = re.compile(r"\bCHOP_[A-Z0-9_]*[A-Z0-9]\b")
 
 
@@ -27,11 +31,10 @@ def table_in(document: str) -> str:
     return document[start : document.index(SETTINGS_TABLE_END)]
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/deploy.md"])
-def test_the_settings_table_is_the_generated_one(doc: str) -> None:
-    text = (ROOT / doc).read_text(encoding="utf-8")
+def test_the_settings_table_is_the_generated_one() -> None:
+    text = (ROOT / "docs/deploy.md").read_text(encoding="utf-8")
     assert table_in(text) == settings_markdown(), (
-        f"{doc}'s settings table is stale: run `chop settings --write README.md docs/deploy.md`"
+        "docs/deploy.md's settings table is stale: run `chop settings --write docs/deploy.md`"
     )
 
 
@@ -43,7 +46,7 @@ def test_every_variable_the_code_reads_is_a_documented_setting() -> None:
         for name in VARIABLE.findall(path.read_text(encoding="utf-8"))
     }
     unknown = sorted((name, where) for name, where in read if name not in setting_names())
-    assert not unknown, f"not in chop/config.py (Context or PROCESS_SETTINGS): {unknown}"
+    assert not unknown, f"not in chop_rag/config.py (Context or PROCESS_SETTINGS): {unknown}"
     assert {name for name, _ in read} >= {"CHOP_LLM_THREADS", "CHOP_PG_SHARED_BUFFERS"}
 
 
@@ -73,3 +76,37 @@ def test_reference_md_builds_llama_cpp_with_install_sh_flags() -> None:
     (installed,) = flags.findall((ROOT / "scripts/install.sh").read_text(encoding="utf-8"))
     documented = flags.findall((ROOT / "docs/reference.md").read_text(encoding="utf-8"))
     assert documented == [installed]
+
+
+README_MOST_LINES = 200
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(document: Path) -> set[str]:
+    """The #anchors GitHub gives a Markdown file's headings."""
+    return {
+        re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in document.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    }
+
+
+def test_the_readme_is_a_page_a_newcomer_reads() -> None:
+    """The rest lives in docs/, linked from it."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MOST_LINES
+
+
+def test_every_link_between_the_docs_leads_to_a_file_and_heading_that_exist() -> None:
+    broken = []
+    for document in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for target in LINK.findall(document.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (document.parent / path).resolve() if path else document
+            if not linked.exists():
+                broken.append(f"{document.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+                broken.append(f"{document.relative_to(ROOT)}: {target} (no such heading)")
+    assert broken == []

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.harness.sample_corpus import SAMPLE_MODELS, SAMPLE_QUESTIONS, write_sample_corpus
-from chop.labelling.cnm import names_product
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS, SAMPLE_QUESTIONS, write_sample_corpus
+from chop_rag.labelling.cnm import names_product
 
 pytestmark = pytest.mark.slow
 

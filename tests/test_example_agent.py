@@ -7,9 +7,9 @@ import pytest
 from langchain_core.messages import BaseMessage
 from pydantic import Field
 
-from chop.config import Context
-from chop.models.construction import use_models
-from chop.store import store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import use_models
+from chop_rag.store import store_for
 from examples.retriever_agent import main
 from tests.fakes import ScriptedChatModel
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.store import Store
-from nodes.persist import NEEDS_RELABEL
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.nodes.persist import NEEDS_RELABEL
+from chop_rag.store import Store
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 MANUAL = (
@@ -43,7 +43,7 @@ def test_a_failed_profile_call_is_relabelled_even_when_the_title_names_the_model
 
 
 def test_the_pools_reconnect_attempts_during_a_database_restart_are_not_printed() -> None:
-    import chop.store  # noqa: F401  (sets the level)
+    import chop_rag.store  # noqa: F401  (sets the level)
 
     assert logging.getLogger("psycopg.pool").getEffectiveLevel() >= logging.ERROR
 
@@ -56,7 +56,7 @@ def test_a_cache_the_database_restart_cut_off_is_one_warning_line(
 ) -> None:
     import psycopg
 
-    from chop.models.llm import _cache_get, _cache_put
+    from chop_rag.models.llm import _cache_get, _cache_put
 
     cut = psycopg.OperationalError(
         "consuming input failed: server closed the connection unexpectedly\n"
@@ -69,7 +69,7 @@ def test_a_cache_the_database_restart_cut_off_is_one_warning_line(
 
     monkeypatch.setattr(store, "cache_get", fail)
     monkeypatch.setattr(store, "cache_put", fail)
-    with caplog.at_level(logging.WARNING, logger="chop.models.llm"):
+    with caplog.at_level(logging.WARNING, logger="chop_rag.models.llm"):
         assert _cache_get(store, "key") is None
         _cache_put(store, "key", "model", {"value": 1})
     messages = [record.getMessage() for record in caplog.records]

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.harness.stub_llm import running_stub
-from chop.labelling.cnm import CNMReply, ContinuityReply, make_cnm
-from chop.models import llm
-from chop.models.llm import chat_messages, structured_call
-from chop.store import Store
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.harness.stub_llm import running_stub
+from chop_rag.labelling.cnm import CNMReply, ContinuityReply, make_cnm
+from chop_rag.models import llm
+from chop_rag.models.llm import chat_messages, structured_call
+from chop_rag.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,7 +133,7 @@ def test_the_cli_reports_each_bad_file_once_and_ingests_the_rest(
             [
                 sys.executable,
                 "-m",
-                "chop.cli",
+                "chop_rag.cli",
                 "ingest",
                 str(folder),
                 str(missing),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chop.answers.figures import (
+from chop_rag.answers.figures import (
     ExpressionError,
     answering_rows,
     evaluate,
@@ -121,6 +121,8 @@ def test_an_expression_that_does_not_evaluate_gives_no_answer() -> None:
         ("What is the FY2019 total amount of inventories for Best Buy?", True),
         ("How much has the effective tax rate of Corning changed between FY2021 and FY2022?", True),
         ("What is the FY2018 fixed asset turnover ratio for CVS Health?", True),
+        ("What was Kestrel Works' capital expenditure in FY2023?", True),
+        ("What was Ostrava Pharma's revenue in the second quarter of fiscal 2024?", True),
         ("What industry does AMCOR primarily operate in?", False),
         ("How do I clean the air filter?", False),
     ],

@@ -1,4 +1,4 @@
-"""Metrics computed by code from statement rows (chop.answers.formulas): the metric a question
+"""Metrics computed by code from statement rows (chop_rag.answers.formulas): the metric a question
 defines or a standard one, its inputs with their periods and sources, missing inputs named.
 
 Statements are synthetic, in the layouts 10-Ks print (a retailer's year ending in February,
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from chop.answers.figures import Row, table_rows
-from chop.answers.formulas import (
+from chop_rag.answers.figures import Row, table_rows
+from chop_rag.answers.formulas import (
     compute,
     definitions,
     read_metric_question,
@@ -130,7 +130,7 @@ def test_a_definition_may_use_words_for_its_operators_and_name_other_definitions
 def test_inputs_are_shown_with_their_periods_statements_and_pages() -> None:
     computed = compute("What is the FY2021 free cash flow?", ROWS)
     assert computed is not None
-    assert computed.text.startswith("Free cash flow FY2021: 110")
+    assert computed.text.startswith("Free cash flow FY2021: $110 million")
     assert "cash from operations - capital expenditures" in computed.text
     assert "Additions to property and equipment FY2021 70 million" in computed.text
     assert "p. 42" in computed.text and computed.citations == [3]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ingest
-from chop.cli import main
-from chop.config import Context
-from chop.store import Store
+from chop_rag.api import ingest
+from chop_rag.cli import main
+from chop_rag.config import Context
+from chop_rag.store import Store
 
 MANUAL = "# Coolwave note\n\n" + "Clean the mesh filter with warm water and let it dry. " * 8
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
-from chop.labelling.identity import (
+from chop_rag.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop_rag.labelling.identity import (
     cover_ticker,
     identity_from_file_name,
     identity_from_text,
@@ -13,8 +13,8 @@ from chop.labelling.identity import (
     merge_cards,
     registrant,
 )
-from chop.text.names import entity_aliases, is_identifier, short_name
-from chop.types import user_card
+from chop_rag.text.names import entity_aliases, is_identifier, short_name
+from chop_rag.types import user_card
 
 TEN_K_COVER = """UNITED STATES SECURITIES AND EXCHANGE CO MMISSION Washington, D.C. 20549
 FORM 10-K ☒ ANNUAL REPORT PURS UANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT

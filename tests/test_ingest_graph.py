@@ -10,23 +10,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import prompts
-from chop.api import ingest
-from chop.config import Context
-from chop.labelling.cnm import (
+from chop_rag import prompts
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity
+from chop_rag.labelling.cnm import (
     CNM,
     DocumentProfileReply,
     drop_product_names,
     prefix_line,
     section_title,
 )
-from chop.labelling.profile import document_profile, opening_cnm
-from chop.models.embedders import minilm_tolerance
-from chop.reading.documents import SourceDocument, make_document
-from chop.state import Chunk
-from chop.store import Store
-from graphs.ingest import build_decision_graph, build_ingest_graph, route_on_continuity
-from nodes.judge_continuity import rule_decision
+from chop_rag.labelling.profile import document_profile, opening_cnm
+from chop_rag.models.embedders import minilm_tolerance
+from chop_rag.nodes.judge_continuity import rule_decision
+from chop_rag.reading.documents import SourceDocument, make_document
+from chop_rag.state import Chunk
+from chop_rag.store import Store
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Filter care. " + "Clean the mesh filter with warm water and let it dry. " * 6

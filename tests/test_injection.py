@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.labelling.profile import stored_profile
-from chop.store import Store
-from chop.text.grounding import instructions, is_instruction
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.labelling.profile import stored_profile
+from chop_rag.store import Store
+from chop_rag.text.grounding import instructions, is_instruction
 from tests.fakes import ScriptedChatModel, obedient_reply
 
 PHRASINGS = [

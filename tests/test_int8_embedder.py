@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.models.embedders import Embedder
-from chop.models.weights import MINILM, MINILM_INT8, minilm_int8_path
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.embedders import Embedder
+from chop_rag.models.weights import MINILM, MINILM_INT8, minilm_int8_path
 
 pytestmark = pytest.mark.slow
 

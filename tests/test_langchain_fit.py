@@ -14,21 +14,21 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from chop.api import aask, aingest, ask, ingest
-from chop.config import Context
-from chop.harness.sample_corpus import (
+from chop_rag.api import aask, aingest, ask, ingest
+from chop_rag.config import Context
+from chop_rag.graphs.answer import graph as answer_graph
+from chop_rag.graphs.ingest import graph as ingest_graph
+from chop_rag.harness.sample_corpus import (
     SAMPLE_MODELS,
     manual_filename,
     render_manual,
     write_sample_corpus,
 )
-from chop.models.construction import use_models
-from chop.models.embedders import Embedder
-from chop.reading.documents import InvalidInput, source_documents
-from chop.retrieval.retriever import ChopRetriever
-from chop.store import Store
-from graphs.answer import graph as answer_graph
-from graphs.ingest import graph as ingest_graph
+from chop_rag.models.construction import use_models
+from chop_rag.models.embedders import Embedder
+from chop_rag.reading.documents import InvalidInput, source_documents
+from chop_rag.retrieval.retriever import ChopRetriever
+from chop_rag.store import Store
 from tests.fakes import ScriptedChatModel
 
 QUESTION = "How often should I clean the air filter on the Coolwave 330C?"
@@ -38,12 +38,13 @@ QUESTION = "How often should I clean the air filter on the Coolwave 330C?"
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"k": "5"}, "setting 'k' must be int, got str '5'"),
+        ({"k": "5"}, "CHOP_K: setting 'k' must be int, got str '5'"),
         (
             {"search": "foo"},
-            "setting 'search' must be one of 'auto', 'vector', 'hybrid', 'fusion', got",
+            "CHOP_SEARCH: setting 'search' must be one of "
+            "'auto', 'vector', 'hybrid', 'fusion', got",
         ),
-        ({"use_cache": "yes"}, "setting 'use_cache' must be bool"),
+        ({"use_cache": "yes"}, "CHOP_USE_CACHE: setting 'use_cache' must be bool"),
     ],
 )
 def test_a_wrongly_typed_setting_is_one_clear_error(
@@ -172,7 +173,7 @@ def test_aingest_and_aask_give_what_ingest_and_ask_give(context: Context, tmp_pa
 def test_a_langchain_embeddings_gets_a_stable_name(embedder: Embedder) -> None:
     """The embedder's name is part of each document's fingerprint: it must not change between
     processes, or every re-ingest would relabel everything."""
-    from chop.models.construction import as_embedder
+    from chop_rag.models.construction import as_embedder
 
     first, second = as_embedder(MiniLMEmbeddings(embedder)), as_embedder(MiniLMEmbeddings(embedder))
     assert first.name == second.name == "langchain:MiniLMEmbeddings:minilm-through-langchain"

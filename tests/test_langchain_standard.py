@@ -27,14 +27,14 @@ from langchain_tests.integration_tests import (
 )
 from langchain_tests.unit_tests import EmbeddingsUnitTests
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
-from chop.models.construction import ChopEmbeddings, as_embedder, use_models
-from chop.models.embedders import Embedder
-from chop.retrieval.retriever import ChopRetriever
-from chop.retrieval.vectorstore import ChopVectorStore
-from chop.store import Store, store_for
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop_rag.models.construction import ChopEmbeddings, as_embedder, use_models
+from chop_rag.models.embedders import Embedder
+from chop_rag.retrieval.retriever import ChopRetriever
+from chop_rag.retrieval.vectorstore import ChopVectorStore
+from chop_rag.store import Store, store_for
 from tests.fakes import ScriptedChatModel
 
 TOPIC_QUESTION = "How do I clean the air filter?"  # names no model: every manual may answer
@@ -196,6 +196,16 @@ def test_the_vector_store_reads_a_collection_ingest_made(manuals: Context) -> No
     assert only and {d.metadata["model"] for d in only} == {"Coolwave 410X"}
     retriever_docs = vectors.as_retriever(search_kwargs={"k": 2}).invoke("air filter")
     assert len(retriever_docs) == 2
+    # ingest's own metadata and chop's fields filter as any metadata key does
+    later = vectors.similarity_search(
+        "air filter", k=5, filter={"model": "Coolwave 410X", "chunk_index": {"$gte": 1}}
+    )
+    assert later and all(d.metadata["chunk_index"] >= 1 for d in later)
+    assert {d.metadata["model"] for d in later} == {"Coolwave 410X"}
+    headed = vectors.similarity_search("air filter", k=3, filter={"headings": {"$exists": True}})
+    assert headed and all(d.metadata.get("headings") is not None for d in headed)
+    diverse = vectors.as_retriever(search_type="mmr", search_kwargs={"k": 3}).invoke("air filter")
+    assert len(diverse) == 3 and len({d.metadata["chunk_id"] for d in diverse}) == 3
 
 
 def test_a_caller_cnm_is_embedded_as_ingest_embeds_and_filters_like_it(
@@ -218,7 +228,9 @@ def test_a_caller_cnm_is_embedded_as_ingest_embeds_and_filters_like_it(
     got = vectors.similarity_search_by_vector_with_score(list(map(float, expected[0])), k=1)
     assert got[0][0] == Document(id="a", page_content=texts[0], metadata={"page": 1})
     assert got[0][1] == pytest.approx(1.0, abs=1e-3)
-    (only,) = vectors.similarity_search("filter", k=5, filter={"model": "coolwave 410x"})
+    (only,) = vectors.similarity_search("filter", k=5, filter={"model": "Coolwave 410X"})
+    assert only.id == "b"
+    (only,) = vectors.similarity_search("filter", k=5, filter={"model": {"$ilike": "%410x"}})
     assert only.id == "b"
     # chop docs / chop delete see them as documents
     assert set(store.documents(context.collection)) == {"a", "b"}
@@ -239,8 +251,8 @@ def test_chop_embeddings_passed_to_chop_are_the_embedder_they_wrap(embedder: Emb
 
 def test_bad_vector_store_input_is_one_clear_error(context: Context, store: Store) -> None:
     vectors = ChopVectorStore(VectorStoreIntegrationTests.get_embeddings(), context=context)
-    with pytest.raises(ValueError, match="filter takes model, category and doc_ids; not page"):
-        vectors.similarity_search("x", filter={"page": 1})
+    with pytest.raises(ValueError, match=r"unknown filter operator '\$gt3' on 'page'"):
+        vectors.similarity_search("x", filter={"page": {"$gte": 1, "$gt3": 2}})
     with pytest.raises(ValueError, match="cnm takes model, category and nouns; not modle"):
         vectors.add_texts(["x"], cnm={"modle": "330C"})
     with pytest.raises(ValueError, match="metadata of document 'x' is not JSON"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from chop.reading.documents import SourceDocument
-from chop.reading.loaders import (
+from chop_rag.reading.documents import SourceDocument
+from chop_rag.reading.loaders import (
     SUPPORTED_SUFFIXES,
     LoadError,
     clean_title,
@@ -364,7 +365,15 @@ def test_oversize_file_is_refused_before_reading(
     def no_open(*args: object, **kwargs: object) -> None:
         raise AssertionError("file was opened")
 
+    real_os_open = os.open
+
+    def os_open_but_not_big(path: Any, *args: Any, **kwargs: Any) -> int:
+        if Path(path) == big:
+            raise AssertionError("file was opened")
+        return real_os_open(path, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", no_open)
+    monkeypatch.setattr(os, "open", os_open_but_not_big)  # where the loaders open files
     with pytest.raises(LoadError, match=r"^3 MB is over the 1 MB limit"):
         load_file(big, max_file_mb=1)
 
@@ -464,7 +473,7 @@ def test_parse_workers_of_a_killed_ingest_exit_with_it(tmp_path: Path) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c",
          "import sys; from pathlib import Path; "
-         "from chop.reading.loaders.workers import load_in_workers;"
+         "from chop_rag.reading.loaders.workers import load_in_workers;"
          f"load_in_workers([Path({str(page)!r})] * 200000, 50, 2)"],
         cwd=Path(__file__).resolve().parents[1],
     )  # fmt: skip

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.models.embedders import (
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.embedders import (
     EMBEDDING_SWITCH_INTERVAL_S,
     SentenceTransformerEmbedder,
     bf16_matmuls_native,
 )
-from chop.models.weights import MINILM
+from chop_rag.models.weights import MINILM
 
 TEXTS = [
     "Clean the air filter every 4 weeks, or more often in dusty rooms.",

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chop.config import Context
-from chop.models import construction as models
-from chop.models.construction import built_once
-from chop.models.weights import ModelUnavailable
+from chop_rag.config import Context
+from chop_rag.models import construction as models
+from chop_rag.models.construction import built_once
+from chop_rag.models.weights import ModelUnavailable
 
 
 def test_models_asked_for_at_the_same_moment_are_built_once() -> None:

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.models.embedders import Embedder, embed_queries
-from chop.models.weights import (
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.models.embedders import Embedder, embed_queries
+from chop_rag.models.weights import (
     MINILM,
     NOMIC,
     NOMIC_GGUF_SHA256,
@@ -27,7 +27,7 @@ from chop.models.weights import (
     ModelUnavailable,
     nomic_gguf_path,
 )
-from chop.store import EmbedderMismatch, Store
+from chop_rag.store import EmbedderMismatch, Store
 from tests.fakes import ScriptedChatModel
 from tests.ingest_runs import ingested, made_with, write_manual
 

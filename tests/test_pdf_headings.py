@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chop.reading.documents import SourceDocument, span_meta_at
-from chop.reading.loaders import load_file
+from chop_rag.reading.documents import SourceDocument, span_meta_at
+from chop_rag.reading.loaders import load_file
 from tests.pdf_layouts import FILING, MANUAL, sections
 from tests.pdfs import BODY, BOLD, LARGE, OTHER, make_styled_pdf, with_outline
 

@@ -1,5 +1,5 @@
-"""PDF page readers: PDFium (chop.reading.loaders.pdf_pdfium, the default) and pypdf
-(chop.reading.loaders. pdf_pypdf, the fallback) give the same pages, words, titles and heading
+"""PDF page readers: PDFium (chop_rag.reading.loaders.pdf_pdfium, the default) and pypdf
+(chop_rag.reading.loaders. pdf_pypdf, the fallback) give the same pages, words, titles and heading
 paths; PDFium's text is repaired where it runs lines on or joins a hyphenated word; pypdf takes over
 where PDFium cannot open a file or fails on a page."""
 
@@ -13,11 +13,11 @@ from typing import NoReturn
 import pypdfium2 as pdfium
 import pytest
 
-from chop.reading.documents import SourceDocument
-from chop.reading.loaders import LoadError, load_file, pdf_pdfium
-from chop.reading.loaders import pdf as pdf_loader
-from chop.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
-from chop.reading.pdf_layout import PdfPage, read_document
+from chop_rag.reading.documents import SourceDocument
+from chop_rag.reading.loaders import LoadError, load_file, pdf_pdfium
+from chop_rag.reading.loaders import pdf as pdf_loader
+from chop_rag.reading.loaders.pdf import PARSERS, Parser, load_pdf, parse_pdf
+from chop_rag.reading.pdf_layout import PdfPage, read_document
 from tests.pdf_layouts import FILING, MANUAL, sections
 from tests.pdfs import (
     BODY,

@@ -1,4 +1,4 @@
-"""Periods as filings and questions write them (chop.text.periods), read the same on both sides.
+"""Periods as filings and questions write them (chop_rag.text.periods), read the same on both sides.
 
 Each phrasing is one a user or a filing writes; none is taken from a benchmark question."""
 
@@ -8,9 +8,9 @@ from datetime import date
 
 import pytest
 
-from chop.labelling.identity import identity_from_file_name, identity_from_text
-from chop.questions.facts import read_question
-from chop.text.periods import Period, bare_years, first_quarter, periods
+from chop_rag.labelling.identity import identity_from_file_name, identity_from_text
+from chop_rag.questions.facts import read_question
+from chop_rag.text.periods import Period, bare_years, first_quarter, periods
 
 
 def read(text: str) -> list[str]:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ask, ingest
-from chop.config import Context
-from chop.labelling.profile import stored_profile, weighed_model
-from chop.store import Store
-from chop.text.grounding import is_instruction
+from chop_rag.api import ask, ingest
+from chop_rag.config import Context
+from chop_rag.labelling.profile import stored_profile, weighed_model
+from chop_rag.store import Store
+from chop_rag.text.grounding import is_instruction
 from tests.fakes import ScriptedChatModel, sensible_reply
 
 PLANTED = {

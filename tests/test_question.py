@@ -1,5 +1,5 @@
-"""Question resolution: a question read (chop.questions.facts) and typed cards in, one Resolution
-out (chop.questions.matching).
+"""Question resolution: a question read (chop_rag.questions.facts) and typed cards in, one
+Resolution out (chop_rag.questions.matching).
 
 Each rule is specified on invented companies in the style of a dev filing (Best Buy, Amcor,
 MGM Resorts, CVS-like calendar years) and of a wide one (Ulta Beauty's retail year, JPMorgan's
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from chop.labelling.cards import DocumentCard, card_from_stored, read_cards
-from chop.labelling.identity import merge_cards
-from chop.questions.facts import read_question
-from chop.questions.matching import Resolution, match_question, resolve, without_names
-from chop.text.names import abbreviates
+from chop_rag.labelling.cards import DocumentCard, card_from_stored, read_cards
+from chop_rag.labelling.identity import merge_cards
+from chop_rag.questions.facts import read_question
+from chop_rag.questions.matching import Resolution, match_question, resolve, without_names
+from chop_rag.text.names import abbreviates
 
 
 def cards(**stored: dict[str, Any]) -> list[DocumentCard]:
@@ -341,6 +341,101 @@ def test_a_model_number_of_another_brand_is_another_product() -> None:
     # the same number in the line the question writes is matched as before
     same_line = read_question("Is the Breeze 330C quiet?")
     assert match_question(same_line, models, []).model == "Breeze 330C"
+
+
+def listed_in(question: str, texts: dict[str, str]) -> dict[str, set[str]]:
+    """What the store's documents_listing says: each word the resolution asks about, and the
+    documents whose text (here ``texts``, doc_id -> text) holds it."""
+    from chop_rag.questions.codes import listing_words
+
+    words = listing_words(read_question(question))
+    found = {w: {d for d, text in texts.items() if w in text.lower().split()} for w in words}
+    return {w: docs for w, docs in found.items() if docs}
+
+
+def resolved_with_text(
+    question: str, collection: Sequence[DocumentCard], texts: dict[str, str]
+) -> Resolution:
+    return resolve(read_question(question), collection, listed_in(question, texts))
+
+
+BREEZE_ONLY = [DocumentCard("breeze", product_model="Breeze 330C", kind="user manual")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How often do I clean the filter of the Coolwave 330C?", "Is the Frostline 330C quiet?",
+     "my Coolwave 330c leaks, what do I do?"],
+)  # fmt: skip
+def test_a_brand_no_document_holds_before_a_stored_model_number_is_another_product(
+    question: str,
+) -> None:
+    resolution = resolved_with_text(question, BREEZE_ONLY, {"breeze": "the breeze 330c manual"})
+    assert resolution.documents == () and resolution.unknown is not None
+    assert resolution.unknown.lower().endswith("330c")
+    assert resolution.unknown.split()[0] in question
+    assert "closest is Breeze 330C" in " ".join(resolution.why)
+
+
+def test_a_maker_the_documents_name_before_the_model_is_not_another_brand() -> None:
+    phones = [DocumentCard("s10", product_model="Galaxy S10", kind="user manual")]
+    text = {"s10": "sign in to your samsung account"}
+    resolution = resolved_with_text("How do I reset my Samsung Galaxy S10?", phones, text)
+    assert resolution.documents == ("s10",) and resolution.unknown is None
+
+
+def test_a_bare_model_number_of_several_brands_is_ambiguous() -> None:
+    both = [*BREEZE_ONLY, DocumentCard("cool", product_model="Coolwave 330C", kind="user manual")]
+    texts = {"breeze": "breeze 330c", "cool": "coolwave 330c"}
+    resolution = resolved_with_text("How often do I clean the filter of the 330C?", both, texts)
+    assert resolution.documents == ()
+    assert set(resolution.ambiguous) == {"Breeze 330C", "Coolwave 330C"}
+    assert resolution.label == "330C"
+    named = resolved_with_text("How often do I clean the filter of the Coolwave 330C?", both, texts)
+    assert named.documents == ("cool",) and not named.ambiguous
+
+
+AIRCON = [
+    DocumentCard(doc, product_model=name, kind="user manual")
+    for doc, name in (("a", "Coolwave 225B"), ("b", "Coolwave 410X"), ("c", "Breeze 330C"))
+]
+AIRCON_TEXT = {
+    "a": "e1 means a sensor fault . e2 means the drain pump has failed . ch05 filter",
+    "b": "e1 means a sensor fault . e5 means the compressor overheated",
+    "c": "e1 means a sensor fault . 4c is the fan speed setting",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "documents"),
+    [
+        ("What does error E2 mean?", ("a",)),
+        ("my unit shows CH05, what now", ("a",)),
+        ("What is setting 4C for?", ("c",)),
+        ("What does E1 mean?", ()),  # every manual lists it: no narrowing
+        ("What does error E2 mean on the Coolwave 225B?", ("a",)),
+    ],
+)
+def test_a_code_is_read_as_what_the_manuals_that_list_it_are_about(
+    question: str, documents: tuple[str, ...]
+) -> None:
+    resolution = resolved_with_text(question, AIRCON, AIRCON_TEXT)
+    assert resolution.documents == documents and resolution.unknown is None
+
+
+def test_a_code_the_named_models_manual_does_not_list_is_not_covered() -> None:
+    resolution = resolved_with_text("What does error E2 mean on the Coolwave 410X?", AIRCON,
+                                    AIRCON_TEXT)  # fmt: skip
+    assert resolution.unknown == "E2 in the Coolwave 410X manual"
+
+
+def test_a_model_number_after_a_line_word_stays_a_model_even_if_unknown() -> None:
+    """ "Coolwave 999Z" is a model the collection lacks, not a code (matching reports it)."""
+    resolution = resolved_with_text("How do I clean the Coolwave 999Z?", AIRCON, AIRCON_TEXT)
+    assert resolution.documents == () and resolution.unknown is None
+    models = [c.product_model for c in AIRCON if c.product_model]
+    assert match_question(read_question("How do I clean the Coolwave 999Z?"), models,
+                          []).unknown_model == "999Z"  # fmt: skip
 
 
 # ------------------------------------------------------------------ forecasts, events, quarters

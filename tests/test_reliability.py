@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ask, ingest
-from chop.cli import main
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.harness.stub_llm import running_stub
-from chop.labelling.cnm import CNMReply
-from chop.models.llm import chat_messages, structured_call
-from chop.store import Store, validate_collection
-from nodes.persist import NEEDS_RELABEL
+from chop_rag.api import ask, ingest
+from chop_rag.cli import main
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.harness.stub_llm import running_stub
+from chop_rag.labelling.cnm import CNMReply
+from chop_rag.models.llm import chat_messages, structured_call
+from chop_rag.nodes.persist import NEEDS_RELABEL
+from chop_rag.store import Store, validate_collection
 from tests.database import ingest_through_a_restart
 from tests.fakes import ScriptedChatModel, sensible_reply, slowed
 from tests.ingest_runs import Crash, checkpointed_threads, crash_after, small, write_manual
@@ -90,7 +90,7 @@ def test_a_concurrency_of_zero_is_refused_with_one_message_instead_of_hanging(
     write_manual(tmp_path, "a.md", "Coolwave 225B Manual", FILTER)
     env = {**os.environ, "CHOP_DATA_DIR": context.data_dir, "CHOP_MAX_CONCURRENCY": "0"}
     done = subprocess.run(
-        [sys.executable, "-m", "chop.cli", "ingest", str(tmp_path), "--collection",
+        [sys.executable, "-m", "chop_rag.cli", "ingest", str(tmp_path), "--collection",
          context.collection],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -110,7 +110,9 @@ def test_bad_k_and_collection_names_are_refused() -> None:
 
 def test_a_malformed_numeric_setting_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CHOP_MAX_CONCURRENCY", "four")
-    with pytest.raises(ValueError, match="CHOP_MAX_CONCURRENCY must be a whole number"):
+    with pytest.raises(
+        ValueError, match=r"^CHOP_MAX_CONCURRENCY: max_concurrency must be a whole number"
+    ):
         Context()
 
 
@@ -205,7 +207,7 @@ def test_ctrl_c_stops_an_ingest_within_seconds_and_the_same_command_resumes(
             "CHOP_CHUNK_OVERLAP": "10",
             "CHOP_MAX_CONCURRENCY": "1",
         }
-        command = [sys.executable, "-m", "chop.cli", "ingest", str(folder), "--collection",
+        command = [sys.executable, "-m", "chop_rag.cli", "ingest", str(folder), "--collection",
                    context.collection, "--quiet"]  # fmt: skip
         run = subprocess.Popen(
             command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
@@ -240,7 +242,7 @@ def test_odd_questions_are_answered_or_refused_with_a_message_never_a_crash(
 ) -> None:
     ctx = small(context, search="hybrid")
     ingest(documents=[], context=ctx)
-    from chop.reading.documents import make_document
+    from chop_rag.reading.documents import make_document
 
     ingest(documents=[make_document("a", "Coolwave 225B", FILTER)], context=ctx)
     for question in ("filter\x00cleaning?", "caf\udcc3 filter?", "filter " * 570):
@@ -293,7 +295,7 @@ def test_a_resumed_run_reports_only_the_calls_it_made(
 
 
 def test_dangling_symlinks_and_symlink_loops_in_a_folder_are_reported(tmp_path: Path) -> None:
-    from chop.reading.loaders import load_paths
+    from chop_rag.reading.loaders import load_paths
 
     write_manual(tmp_path, "a.md", "Coolwave 225B Manual", FILTER)
     (tmp_path / "gone.md").symlink_to(tmp_path / "missing.md")
@@ -309,7 +311,7 @@ def test_dangling_symlinks_and_symlink_loops_in_a_folder_are_reported(tmp_path: 
 
 
 def test_a_utf8_file_with_a_few_bad_bytes_keeps_its_text_and_says_so(tmp_path: Path) -> None:
-    from chop.reading.loaders import load_paths
+    from chop_rag.reading.loaders import load_paths
 
     text = "Don’t remove the filter while the unit runs. " * 20
     (tmp_path / "a.txt").write_bytes(text.encode() + b" \xff tail")
@@ -325,7 +327,7 @@ def test_a_utf8_file_with_a_few_bad_bytes_keeps_its_text_and_says_so(tmp_path: P
 def test_a_damaged_pdf_is_reported_once_with_its_name_and_pypdf_stays_quiet(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from chop.reading.loaders import load_paths
+    from chop_rag.reading.loaders import load_paths
 
     (tmp_path / "truncated.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")
     _, problems = load_paths([tmp_path])
@@ -334,7 +336,7 @@ def test_a_damaged_pdf_is_reported_once_with_its_name_and_pypdf_stays_quiet(
 
 
 def test_a_long_run_without_spaces_becomes_bounded_chunks(embedder) -> None:  # type: ignore[no-untyped-def]
-    from chop.reading.chunking import MAX_TOKEN_CHARS, token_windows
+    from chop_rag.reading.chunking import MAX_TOKEN_CHARS, token_windows
 
     text = "Intro line.\n" + "QmFzZTY0" * 37_500  # 300 KB without a space
     windows = token_windows(text, embedder.tokenizer, 200, 40)
@@ -349,7 +351,7 @@ def test_two_runs_storing_the_same_documents_at_once_do_not_both_report_them_add
     import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
-    from chop.reading.documents import make_document
+    from chop_rag.reading.documents import make_document
 
     scripted.responder = slowed(0.1)  # both runs load before either stores
     ctx = small(context)

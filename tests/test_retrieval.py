@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from chop.config import Context
-from chop.labelling.cards import DocumentCard
-from chop.retrieval.retrieve import fuse_rankings, search_for, with_own_best, with_room_for
-from chop.store import Hit
+from chop_rag.config import Context
+from chop_rag.labelling.cards import DocumentCard
+from chop_rag.retrieval.retrieve import fuse_rankings, search_for, with_own_best, with_room_for
+from chop_rag.store import Hit
 
 
 def hit(id: int, doc: str, score: float) -> Hit:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chop.harness.sample_corpus import (
+from chop_rag.harness.sample_corpus import (
     SAMPLE_MODELS,
     SAMPLE_QUESTIONS,
     manual_filename,

@@ -1,4 +1,4 @@
-"""Both graphs behind a real ``langgraph dev`` server, driven through langgraph_sdk.
+"""The served graphs behind a real ``langgraph dev`` server, driven through langgraph_sdk.
 
 The server runs as a subprocess with no network: analytics, version check and tracing off, the
 chat model an OpenAI-compatible stub on 127.0.0.1, the embedder the local MiniLM. Its
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from chop.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
-from chop.store import store_for
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS, write_sample_corpus
+from chop_rag.store import store_for
 from tests.langgraph_server import (
     ROOT,
     RUN_S,
@@ -60,7 +60,7 @@ def test_langgraph_dev_serves_ingest_and_answer(data_dir: Path, tmp_path: Path) 
                 assert {"ingest", "answer"} <= graphs
 
                 # Ingest on a thread: the run's checkpoints go to PostgreSQL. The context is a
-                # plain dict; the server coerces it to chop.config.Context.
+                # plain dict; the server coerces it to chop_rag.config.Context.
                 thread = client.threads.create()
                 result: Any = client.runs.wait(
                     thread["thread_id"],
@@ -157,7 +157,7 @@ def test_the_server_started_from_another_folder_serves_typed_checked_graphs(
             a["graph_id"]: client.assistants.get_schemas(a["assistant_id"])
             for a in client.assistants.search()
         }
-        assert set(schemas) == {"ingest", "decide_cnm", "answer", "chat"}
+        assert set(schemas) == {"ingest", "answer", "chat"}
         for graph_id, schema in schemas.items():
             for kind in ("input_schema", "output_schema", "context_schema"):
                 assert schema[kind], f"{graph_id}: {kind} is {schema[kind]!r}"

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.store import store_for
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.store import store_for
 from tests.langgraph_server import RUN_S, checkpoint_count, langgraph_dev, missing_server_packages
 
 pytestmark = pytest.mark.server
@@ -30,6 +30,14 @@ def ai_messages(parts: list[Any]) -> list[dict[str, Any]]:
         data = part.data if isinstance(part.data, list) else [part.data]
         found.extend(m for m in data if isinstance(m, dict) and m.get("type", "").startswith("ai"))
     return found
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """A message's text as the SDK hands it over: a string, or standard content blocks."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
 def test_a_conversation_through_the_sdk(data_dir: Path, tmp_path: Path, scripted) -> None:  # type: ignore[no-untyped-def]
@@ -71,7 +79,7 @@ def test_a_conversation_through_the_sdk(data_dir: Path, tmp_path: Path, scripted
 
             first = turn("How often should I clean the air filter on the Coolwave 330C?")
             answer = first["messages"][-1]
-            assert answer["type"] == "ai" and "4 weeks" in answer["content"]
+            assert answer["type"] == "ai" and "4 weeks" in text_of(answer)
             meta = answer["additional_kwargs"]["chop"]
             assert meta["continuity"]["decision"] == "first" and meta["citations"]
             assert {s["model"] for s in meta["sources"]} == {"Coolwave 330C"}
@@ -81,7 +89,7 @@ def test_a_conversation_through_the_sdk(data_dir: Path, tmp_path: Path, scripted
             meta = second["messages"][-1]["additional_kwargs"]["chop"]
             assert meta["continuity"]["decision"] == "switch_same_question"
             assert meta["continuity"]["question"].startswith("[Coolwave 225B] How often should")
-            assert "2 weeks" in second["messages"][-1]["content"]
+            assert "2 weeks" in text_of(second["messages"][-1])
             assert second["turn"]["names"] == {"model": "Coolwave 225B"}
             assert checkpoint_count(ctx, thread) > 0  # the server's checkpointer: PostgreSQL
 
@@ -96,10 +104,22 @@ def test_a_conversation_through_the_sdk(data_dir: Path, tmp_path: Path, scripted
             assert streamed, [p.event for p in parts]
             assert len({m["id"] for m in streamed}) == 1, "the quote comes as one message"
             final = client.threads.get_state(thread)["values"]["messages"][-1]  # type: ignore[call-overload]
-            assert streamed[-1]["content"] == final["content"] and "1.2 litres" in final["content"]
+            # "messages" mode sends the message as written so far, sentence by sentence
+            assert len(streamed) >= 2 and text_of(streamed[-1]) == text_of(final)
+            assert "1.2 litres" in text_of(final)
             decision = final["additional_kwargs"]["chop"]["continuity"]
             assert decision["decision"] == "continue"
             assert decision["inherited"]["model"] == "Coolwave 225B"
+
+            # a message LangChain cannot read: one sentence, and the thread is as it was
+            refused: Any = client.runs.wait(
+                thread, "chat", input={"messages": [{"role": "user", "content": 12345}]},
+                raise_error=False,
+            )  # fmt: skip
+            said = str(refused["__error__"]["message"])
+            assert "content must be text" in said and "\n" not in said, refused
+            kept = client.threads.get_state(thread)["values"]["messages"]  # type: ignore[call-overload]
+            assert len(kept) == 6
     finally:
         with contextlib.suppress(Exception):
             store_for(ctx).drop_collection(ctx.collection)

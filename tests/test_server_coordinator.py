@@ -1,5 +1,5 @@
 """`chop ingest --server URL`: a corpus as batch runs on a LangGraph server
-(chop/terminal/coordinator.py).
+(chop_rag/terminal/coordinator.py).
 
 Against `langgraph dev` with two jobs at a time: every document is stored once, the batch
 threads are deterministic (a second run submits nothing), and a batch whose run died midway
@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from chop.config import Context
-from chop.harness.sample_corpus import SAMPLE_MODELS, render_manual, write_sample_corpus
-from chop.store import store_for
-from chop.terminal.coordinator import plan_batches
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import SAMPLE_MODELS, render_manual, write_sample_corpus
+from chop_rag.store import store_for
+from chop_rag.terminal.coordinator import plan_batches
 from tests.langgraph_server import (
     checkpoint_count,
     langgraph_dev,
@@ -49,7 +49,7 @@ def write_corpus(folder: Path) -> list[Path]:
 
 
 def coordinator(url: str, corpus: Path, collection: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "chop.cli", "ingest", str(corpus), "--server", url]
+    command = [sys.executable, "-m", "chop_rag.cli", "ingest", str(corpus), "--server", url]
     command += ["--jobs", "2", "--batch-size", "2", "--collection", collection]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)

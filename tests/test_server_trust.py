@@ -9,6 +9,8 @@ real ``langgraph dev`` and checks that nothing was created and no request was ma
 from __future__ import annotations
 
 import inspect
+import json
+import re
 import typing
 from dataclasses import fields
 from pathlib import Path
@@ -16,16 +18,31 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Send
 from langgraph_sdk import Auth
 from langgraph_sdk.runtime import ServerRuntime
 
-from chop.config import CALLER_SETTINGS, Context, DeploymentSetting, deployment_settings
-from chop.reading.documents import InvalidInput
-from deploy import auth as server_auth
-from deploy import graphs as served
-from graphs.answer import graph as answer_graph
-from graphs.checked import refuse_server_paths, refuse_server_run_settings, server_roots
+from chop_rag.config import CALLER_SETTINGS, Context, DeploymentSetting, deployment_settings
+from chop_rag.deploy import auth as server_auth
+from chop_rag.deploy import graphs as served
+from chop_rag.graphs.answer import graph as answer_graph
+from chop_rag.graphs.checked import refuse_server_paths, refuse_server_run_settings
+from chop_rag.graphs.ingest import graph as ingest_graph
+from chop_rag.reading.allowed import (
+    OutsideFolders,
+    named_file,
+    open_for_reading,
+    reading_within,
+    refuse_documents_outside,
+    refuse_paths_outside,
+    server_folders,
+)
+from chop_rag.reading.documents import InvalidInput, make_document
+from chop_rag.reading.loaders import load_one, load_paths
 
+ROOT = Path(__file__).resolve().parent.parent
 SERVER_RUN = {"configurable": {"langgraph_request_id": "r-1"}}
 
 
@@ -48,7 +65,7 @@ def server_runtime(context: dict[str, Any]) -> Any:
     ],
 )
 def test_a_server_run_cannot_set_endpoints_files_models_or_limits(setting: str) -> None:
-    for factory in (served.ingest, served.answer, served.decide_cnm):
+    for factory in (served.ingest, served.answer, served.chat):
         with pytest.raises(DeploymentSetting, match=f"{setting} cannot be chosen by a run"):
             factory(server_runtime({"collection": "manuals", setting: "http://evil:9/v1"}))
 
@@ -56,7 +73,7 @@ def test_a_server_run_cannot_set_endpoints_files_models_or_limits(setting: str) 
 def test_every_served_graph_is_a_factory_of_the_runs_server_runtime() -> None:
     """The server passes a run's runtime (its context) only to a factory whose one parameter
     is annotated ServerRuntime; given anything else, no context would be checked."""
-    for factory in (served.ingest, served.decide_cnm, served.answer, served.chat):
+    for factory in (served.ingest, served.answer, served.chat):
         (parameter,) = inspect.signature(factory).parameters
         assert typing.get_type_hints(factory)[parameter] is ServerRuntime, factory.__name__
 
@@ -148,7 +165,7 @@ def test_by_default_a_server_run_reads_its_folder_and_data_folder(
     monkeypatch.delenv("CHOP_SERVER_PATHS", raising=False)
     monkeypatch.setenv("CHOP_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
-    assert server_roots() == [tmp_path.resolve(), (tmp_path / "data").resolve()]
+    assert server_folders() == (tmp_path.resolve(), (tmp_path / "data").resolve())
 
 
 def test_only_the_pages_own_files_load_without_a_key() -> None:
@@ -161,3 +178,186 @@ def test_only_the_pages_own_files_load_without_a_key() -> None:
         ("GET", "/chop/staticx"),
     ):
         assert not server_auth.is_page_file(method, path), (method, path)
+
+
+@pytest.fixture
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """An allowed folder with a manual, and a secret folder beside it (CHOP_SERVER_PATHS)."""
+    allowed, secret = tmp_path / "allowed", tmp_path / "secret"
+    allowed.mkdir()
+    secret.mkdir()
+    (allowed / "manual.txt").write_text("Clean the filter every month.\n")
+    (secret / "passwords.txt").write_text("root password: hunter2\n")
+    (secret / "inner").mkdir()
+    (secret / "inner" / "keys.txt").write_text("the vault key is 1234\n")
+    monkeypatch.setenv("CHOP_SERVER_PATHS", str(allowed))
+    return allowed, secret
+
+
+def test_a_server_runs_folder_walk_never_leaves_the_allowed_folders_through_a_link(
+    folders: tuple[Path, Path],
+) -> None:
+    allowed, secret = folders
+    (allowed / "linked").symlink_to(secret)  # a linked folder
+    (allowed / "sub").mkdir()
+    (allowed / "sub" / "deeper").symlink_to(secret / "inner")  # a linked folder, deeper down
+    (allowed / "stolen.txt").symlink_to(secret / "passwords.txt")  # a linked file
+    (allowed / "own").mkdir()
+    (allowed / "own" / "twice.txt").symlink_to(allowed / "manual.txt")  # a link that stays in
+    within = server_folders()
+    documents, problems = load_paths([str(allowed)], within=within)
+    read = "\n".join(d["text"] for d in documents)
+    assert "hunter2" not in read and "1234" not in read
+    assert "Clean the filter" in read
+    refused = {Path(p["source"]).name: p["reason"] for p in problems}
+    assert "outside the folders a server run may read" in refused["stolen.txt"]
+    assert "a link out of the folders" in refused["linked"]
+    assert "a link out of the folders" in refused["deeper"]
+    # parsed in worker processes (a batch of PDFs is), the same files are refused
+    in_workers, problems = load_paths([str(allowed)], within=within, workers=2)
+    assert [d["doc_id"] for d in in_workers] == [d["doc_id"] for d in documents]
+    assert (
+        "outside the folders"
+        in {Path(p["source"]).name: p["reason"] for p in problems}["stolen.txt"]
+    )
+    # a Python caller is the deployment: it reads what it names
+    documents, _ = load_paths([str(allowed)])
+    assert "hunter2" in "\n".join(d["text"] for d in documents)
+
+
+def test_a_file_is_checked_where_it_is_opened_not_only_where_it_was_named(
+    folders: tuple[Path, Path],
+) -> None:
+    """A name checked while it was a plain file, and a link out by the time it is opened, is
+    not read: the check looks at the file the kernel opened. So is a linked file inside a
+    linked folder, and a sidecar that links out."""
+    allowed, secret = folders
+    swapped = allowed / "swapped.txt"
+    swapped.write_text("an ordinary manual\n")
+    refuse_paths_outside([str(swapped)], server_folders())  # the check the run's entry makes
+    swapped.unlink()
+    swapped.symlink_to(secret / "passwords.txt")  # ... then the name becomes a link
+    with reading_within(server_folders()), pytest.raises(OutsideFolders):
+        open_for_reading(swapped)
+    documents, problems = load_one(swapped, within=server_folders())
+    assert documents == [] and "outside the folders" in problems[0]["reason"]
+    (secret / "inner" / "link.txt").symlink_to(secret / "passwords.txt")
+    (allowed / "outer").symlink_to(secret / "inner")
+    documents, problems = load_one(allowed / "outer" / "link.txt", within=server_folders())
+    assert documents == [] and "outside the folders" in problems[0]["reason"]
+    (allowed / "manual.txt.meta.json").symlink_to(secret / "passwords.txt")
+    documents, problems = load_one(allowed / "manual.txt", within=server_folders())
+    assert "metadata ignored" in problems[0]["reason"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "{secret}/passwords.txt",
+        "{allowed}/../secret/passwords.txt",
+        "{allowed}/linked",
+        "{allowed}/linked/passwords.txt",
+        "../secret/passwords.txt",
+        "linked",
+        "file://{secret}/passwords.txt",
+        "/etc/passwd",
+        "/etc/\x00passwd",
+    ],
+)
+def test_every_name_a_server_run_gives_is_resolved_before_the_check(
+    folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Absolute, relative (against the server's folder), with ``..``, through a link, or a
+    file: URI: each resolves outside and is refused, as a path and as a document's id."""
+    allowed, secret = folders
+    (allowed / "linked").symlink_to(secret)
+    monkeypatch.chdir(allowed)
+    name = name.format(allowed=allowed, secret=secret)
+    if not name.startswith("file:"):
+        with pytest.raises(OutsideFolders, match="outside the folders a server run may read"):
+            refuse_paths_outside([name], server_folders())
+    if named_file(name) is not None:
+        document = make_document(name, "t", "x")
+        with pytest.raises(OutsideFolders, match=f"document {re.escape(repr(name))}"):
+            refuse_documents_outside([document], server_folders())
+
+
+def test_a_plain_or_relative_document_id_or_a_web_address_names_no_outside_file(
+    folders: tuple[Path, Path],
+) -> None:
+    allowed, _ = folders
+    documents = [
+        make_document("manual-7", "t", "x"),
+        make_document("reports/2023/acme.pdf", "t", "x"),
+        make_document("https://example.com/etc/passwd", "t", "x"),
+        make_document(str(allowed / "manual.txt"), "t", "x"),
+        make_document("manual-8", "t", "x", source="/home/alice/manual.pdf"),  # a label only
+    ]
+    refuse_documents_outside(documents, server_folders())
+
+
+def test_every_route_of_a_server_run_to_a_file_meets_the_same_rule(
+    folders: tuple[Path, Path],
+) -> None:
+    """The input, a command's update, a command's Send to load or straight to a document's
+    pipeline, a document's source: each refused before anything runs (the load node and the
+    document pipeline refuse them again, tests/test_server_files.py)."""
+    _, secret = folders
+    outside = str(secret / "passwords.txt")
+    stolen = {"page_content": "x", "metadata": {"source": outside}}
+    task = {"document": make_document(outside, "t", "x"), "fingerprint": "f"}
+    for run_input in (
+        {"paths": [outside]},
+        {"documents": [stolen]},
+        Command(update={"paths": [str(secret)]}, goto="load"),
+        Command(goto=Send("load", {"paths": [outside]})),
+        Command(goto=[Send("index_document", task)]),
+    ):
+        with pytest.raises(OutsideFolders):
+            refuse_server_paths(SERVER_RUN, run_input)  # type: ignore[arg-type]
+
+
+def test_the_nodes_that_read_files_refuse_them_whatever_the_entry_let_through(
+    folders: tuple[Path, Path],
+) -> None:
+    """Past the run's entry (a graph served unchecked, a route the entry cannot see), the load
+    node and the first node of a document's pipeline refuse the same names themselves."""
+    _, secret = folders
+    outside = str(secret / "passwords.txt")
+    task = {"document": make_document(f"file://{outside}", "t", "x"), "fingerprint": "f"}
+    unchecked = CompiledStateGraph.stream  # the plain graph's stream, without CheckedGraph's
+    for run_input in (
+        Command(update={"paths": [str(secret)]}, goto="load"),
+        Command(update={"documents": [make_document(outside, "t", "x")]}, goto="load"),
+        Command(goto=Send("index_document", task)),
+    ):
+        with pytest.raises(OutsideFolders, match="outside the folders a server run may read"):
+            for _ in unchecked(ingest_graph, run_input, SERVER_RUN, context=Context()):  # type: ignore[arg-type]
+                pass
+
+
+def steps_inside(graph: Any) -> set[str]:
+    """The names of every graph that runs inside ``graph``, at any depth (read from the nodes:
+    ``get_subgraphs`` leaves out a subgraph compiled without checkpoints, as decide_cnm is)."""
+    found: set[str] = set()
+    for node in graph.nodes.values():
+        if isinstance(node.bound, Pregel):
+            found |= {node.bound.get_name(), *steps_inside(node.bound)}
+    return found
+
+
+def test_no_served_graph_is_an_internal_step_of_another() -> None:
+    """A graph that runs only inside another (decide_cnm: one chunk's continuity decision,
+    inside ingest) is no assistant and no MCP tool: the server offers each graph
+    langgraph.json names as both, and no client has the chunk such a step takes."""
+    names = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["graphs"]
+    graphs = {name: getattr(served, name)(server_runtime({})) for name in names}
+    inside = {name: steps_inside(graph) for name, graph in graphs.items()}
+    assert "decide_cnm" in inside["ingest"], "the rule must see ingest's internal steps"
+    nested = sorted(
+        f"{name} runs inside {outer}"
+        for outer, steps in inside.items()
+        for name in names
+        if name != outer and name in steps
+    )
+    assert nested == []

@@ -1,4 +1,4 @@
-"""Issue 36: a hung or slow LLM endpoint is not a silent run: after chop.models.llm.SLOW_REPLY_S
+"""Issue 36: a hung or slow LLM endpoint is not a silent run: after chop_rag.models.llm.SLOW_REPLY_S
 without a reply, one line says that chop is waiting, for which endpoint and how long more."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from chop.config import Context
-from chop.harness.stub_llm import serve_stub
-from chop.labelling.cnm import ContinuityReply
-from chop.models import llm
+from chop_rag.config import Context
+from chop_rag.harness.stub_llm import serve_stub
+from chop_rag.labelling.cnm import ContinuityReply
+from chop_rag.models import llm
 
 
 def test_a_silent_endpoint_gets_one_line_saying_how_long_chop_waits(
@@ -27,7 +27,7 @@ def test_a_silent_endpoint_gets_one_line_saying_how_long_chop_waits(
             llm_deadline_s=30,
         )
         messages = llm.chat_messages("Answer in JSON.", "Do these two passages continue?")
-        with caplog.at_level(logging.WARNING, logger="chop.models.llm"):
+        with caplog.at_level(logging.WARNING, logger="chop_rag.models.llm"):
             llm.structured_call(ctx, None, "continuity", messages, ContinuityReply)
             llm.structured_call(ctx, None, "continuity", messages, ContinuityReply)
     said = [r.getMessage() for r in caplog.records if "no reply from the LLM" in r.getMessage()]
@@ -44,6 +44,6 @@ def test_a_quick_endpoint_gets_no_such_line(
             use_cache=False,
         )  # fmt: skip
         messages = llm.chat_messages("Answer in JSON.", "Do these two passages continue?")
-        with caplog.at_level(logging.WARNING, logger="chop.models.llm"):
+        with caplog.at_level(logging.WARNING, logger="chop_rag.models.llm"):
             llm.structured_call(ctx, None, "continuity", messages, ContinuityReply)
     assert "no reply from the LLM" not in caplog.text

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.stage_profile import (
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.stage_profile import (
     STAGES,
     Span,
     add_spans,
@@ -22,7 +22,7 @@ from chop.stage_profile import (
     timed,
     union,
 )
-from chop.store import Store
+from chop_rag.store import Store
 from tests.fakes import ScriptedChatModel
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from chop.answers.formulas import compute, verdict
-from chop.answers.statement_rows import fiscal_columns, table_rows
+from chop_rag.answers.formulas import compute, verdict
+from chop_rag.answers.statement_rows import fiscal_columns, table_rows
 
 # a 10-K in thousands whose header dates are printed one part a line, with dot leaders
 INCOME_IN_THOUSANDS = """WIDGETCO INC.
@@ -94,7 +94,7 @@ def test_a_year_over_year_change_reads_the_multi_line_header() -> None:
         table_rows(INCOME_IN_THOUSANDS, 1),
     )
     assert computed is not None and computed.value == pytest.approx(50.0)
-    assert "change +250 million (+50.0%)" in computed.text, "an amount too, in millions"
+    assert "change +$250 million (+50.0%)" in computed.text, "an amount too, in millions"
 
 
 def test_a_note_column_is_not_a_period_and_a_heading_names_its_unlabelled_total() -> None:
@@ -134,7 +134,7 @@ Purchases of land, buildings, and equipment (50,000) (30,000)
     assert computed is not None and computed.value == pytest.approx(5.0)
     fcf = compute("What is the FY2022 free cash flow?", rows)
     assert fcf is not None and fcf.value == pytest.approx(250.0), "in millions"
-    assert "Free cash flow FY2022: 250 million" in fcf.text
+    assert "Free cash flow FY2022: $250 million" in fcf.text
 
 
 def test_a_ratio_of_a_table_in_millions_to_one_in_thousands_is_computed_in_one_unit() -> None:
@@ -258,7 +258,7 @@ def test_total_debt_sums_both_maturities_and_states_the_change_as_an_amount() ->
     computed = compute(question, table_rows(BALANCE_WITH_PARTS, 1))
     assert computed is not None
     assert computed.values == {2023: 2_140.0, 2024: 2_050.0}
-    assert "change -90 " in computed.text
+    assert "change -$90 million" in computed.text
     assert verdict(question, computed) == "no"
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chop.config import Context
-from chop.questions.statements import named_statements
-from chop.retrieval.retrieve import statements_first
-from chop.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
+from chop_rag.config import Context
+from chop_rag.questions.statements import named_statements
+from chop_rag.retrieval.retrieve import statement_hits, statements_first
+from chop_rag.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
 
 
 @pytest.mark.parametrize(
@@ -72,6 +72,29 @@ def chunk(index: int, text: str, headings: list[str]) -> ChunkRow:
                     continuity="first", embedding_key=f"k{index}", char_start=index,
                     char_end=index + 1, embedding=vector,
                     metadata={"headings": headings})  # fmt: skip
+
+
+def test_a_title_printed_alone_is_looked_for_only_where_the_consolidated_one_is_not(
+    store: Store, context: Context
+) -> None:
+    """ "Income Statement (In thousand)" heads a subsidiary's summary in the MD&A; the filing's
+    own statement is the consolidated one. A filing that never writes "consolidated" is still
+    read by its title alone."""
+    collection = context.collection
+    store.ensure_collection(collection, DIM)
+    rows = [
+        chunk(0, "Income Statement (In thousand)\nNet revenues $ 3,586,846", ["Item 7. MD&A"]),
+        chunk(1, "Revenues $ 5,162,082", ["Item 8", "Consolidated Statements of Operations"]),
+    ]
+    record = DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h",
+                            chunk_count=2)  # fmt: skip
+    store.replace_document(collection, record, rows)
+    (income,) = named_statements("based on the income statement")
+    found = statement_hits(store, context, income, ["10-K"], np.ones(DIM) / 2, 10, None)
+    assert [h.chunk_index for h in found] == [1]
+    store.replace_document(collection, record, rows[:1])
+    found = statement_hits(store, context, income, ["10-K"], np.ones(DIM) / 2, 10, None)
+    assert [h.chunk_index for h in found] == [0], "no consolidated statement: the title alone"
 
 
 def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(

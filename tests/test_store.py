@@ -10,8 +10,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from chop.config import Context
-from chop.store import (
+from chop_rag.config import Context
+from chop_rag.store import (
     ChunkRow,
     DocumentRecord,
     SearchFilter,
@@ -19,7 +19,7 @@ from chop.store import (
     store_for,
     validate_collection,
 )
-from chop.store.pgserver import embedded_database_url, server_settings, write_server_settings
+from chop_rag.store.pgserver import embedded_database_url, server_settings, write_server_settings
 
 DIM = 8
 
@@ -135,7 +135,7 @@ def test_a_selective_filter_is_searched_exactly_and_a_broad_one_through_hnsw(
         return [h.chunk_index for h in hits]
 
     assert top("tenth") == exact, "30 matching rows: exact distances"
-    monkeypatch.setattr("chop.store.search.EXACT_SCAN_ROWS", 10)
+    monkeypatch.setattr("chop_rag.store.search.EXACT_SCAN_ROWS", 10)
     assert len(top("tenth")) == 5, "over the limit: the iterative HNSW scan still returns k"
     assert len(top("common")) == 5
 
@@ -170,7 +170,7 @@ def test_a_hybrid_boost_is_added_in_reciprocal_rank_points(store: Store, collect
     store.replace_document(collection, record("b", 1), [other])
     query = {"query_text": "what does E4 mean"}
     assert store.search(collection, unit(1), 1, **query)[0].doc_id == "b"
-    first_place = 1 / 60  # one ranking's first place, as chop.retrieval.retrieve.RRF_BOOST
+    first_place = 1 / 60  # one ranking's first place, as chop_rag.retrieval.retrieve.RRF_BOOST
     hits = store.search(collection, unit(1), 2, boost_doc_ids=["a"], boost=first_place, **query)
     assert hits[0].doc_id == "a"
     assert hits[0].score == pytest.approx(1 / 61 + first_place)

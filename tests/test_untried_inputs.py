@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.store import Store
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.store import Store
 from tests.fakes import ScriptedChatModel, slowed
 from tests.ingest_runs import checkpointed_threads
 
@@ -118,12 +118,17 @@ def test_a_file_or_folder_the_user_cannot_read_is_one_line_and_the_rest_loads(
     locked_dir = folder / "private"
     locked_dir.mkdir()
     (locked_dir / "notes.md").write_text("# Notes\n\nSecret notes about the filter.\n")
-    real_open, real_scandir = Path.open, os.scandir
+    real_open, real_os_open, real_scandir = Path.open, os.open, os.scandir
 
     def open_unless_locked(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self == locked_file:
             raise PermissionError(13, "Permission denied", str(self))
         return real_open(self, *args, **kwargs)
+
+    def os_open_unless_locked(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path) == locked_file:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os_open(path, *args, **kwargs)
 
     def scandir_unless_locked(path: Any = ".") -> Any:
         if Path(path) == locked_dir:
@@ -131,6 +136,7 @@ def test_a_file_or_folder_the_user_cannot_read_is_one_line_and_the_rest_loads(
         return real_scandir(path)
 
     monkeypatch.setattr(Path, "open", open_unless_locked)
+    monkeypatch.setattr(os, "open", os_open_unless_locked)  # the loaders open with os.open
     monkeypatch.setattr(os, "scandir", scandir_unless_locked)
     report = ingest(folder, context=context, durable=True)
     assert report["added"] == 2

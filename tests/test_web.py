@@ -1,7 +1,7 @@
 """chop's page in a real browser, against `chop serve` on the embedded defaults.
 
 Debian's chromium (scripts/install.sh installs it), driven by playwright from PyPI, opens the
-page the LangGraph server serves (langgraph.json "http" app: chop/web). The chat model is
+page the LangGraph server serves (langgraph.json "http" app: chop_rag/web). The chat model is
 chop's OpenAI-compatible stub (near-zero latency); the embedder the local MiniLM. Each test
 does what a person would do, in order (the module shares one server): add a folder and watch
 the progress reach its end, read the documents with their cards, have bad uploads refused,
@@ -30,12 +30,12 @@ from typing import Any
 
 import pytest
 
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.harness.stub_llm import StubServer
-from chop.store import store_for
-from chop.web.serve import port_is_free, stop
-from chop.web.uploads import upload_folder
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.harness.stub_llm import StubServer
+from chop_rag.store import store_for
+from chop_rag.web.serve import port_is_free, stop
+from chop_rag.web.uploads import upload_folder
 from tests.langgraph_server import free_port, log_tail, missing_server_packages
 from tests.pdfs import BODY, BOLD, LARGE, make_styled_pdf
 
@@ -90,7 +90,7 @@ def missing_browser() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "playwright is not installed (pip install 'chop[dev]')"
+        return "playwright is not installed (pip install 'chop-rag[dev]')"
     return missing_server_packages()
 
 
@@ -142,7 +142,7 @@ def served(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "CHOP_LLM_TIMEOUT_S": "10",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    command = [sys.executable, "-m", "chop.cli", "serve", "--no-browser", "--port", str(port)]
+    command = [sys.executable, "-m", "chop_rag.cli", "serve", "--no-browser", "--port", str(port)]
     command += ["--log-level", "info"]  # the log a failure prints
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -322,6 +322,19 @@ def test_uploads_are_checked_and_stay_in_the_collections_folder(
     page.set_viewport_size({"width": 1280, "height": 800})
 
 
+# Every text an answer showed, in order (window.chopWritten): what the page rendered as the
+# run's updates and the answer's chunks arrived.
+RECORD_WRITTEN = """() => {
+  window.chopWritten = [];
+  new MutationObserver((records) => {
+    for (const record of records) {
+      if (!record.target.matches || !record.target.matches(".message.assistant .text")) continue;
+      window.chopWritten.push(record.target.textContent);
+    }
+  }).observe(document.getElementById("conversation"), {childList: true, subtree: true});
+}"""
+
+
 def ask(page: Any, question: str) -> Any:
     """Type ``question``, press Enter, and return the answer's message once it is complete."""
     turn = int(page.locator("body").get_attribute("data-turns") or 0)  # questions sent so far
@@ -337,9 +350,21 @@ def test_a_question_and_its_follow_up_are_answered_with_cited_sources(
     page: Any, served: Served
 ) -> None:
     page.get_by_role("tab", name="Ask").click()
+    page.evaluate(RECORD_WRITTEN)
     first = ask(page, QUESTION)
     expect(first.locator(".text")).to_contain_text("Clean the air filter every 4 weeks")
     expect(first.locator(".cited")).to_contain_text("Cited: Coolwave 330C User Manual")
+    # shown as it arrived: the sources found, then the answer sentence by sentence
+    final = str(first.locator(".text").text_content())
+    written = [str(text) for text in page.evaluate("window.chopWritten")]
+    assert any(re.match(r"Found \d+ sources? \(Coolwave 330C", text) for text in written), written
+    partial = [text for text in written if text and text != final and final.startswith(text)]
+    assert partial, written
+    assert re.search(r"\[\d+\]", final), "the answer marks its citations"
+    marker = first.get_by_role("button", name="Source 1: Coolwave 330C User Manual")
+    marker.click()  # a marker opens its source's card
+    expect(page.locator('#source-cards .card[data-number="1"]')).to_be_focused()
+    page.get_by_role("tab", name="Ask").click()
 
     follow_up = ask(page, "And how do I reset it?")
     expect(follow_up.locator(".note").first).to_contain_text(

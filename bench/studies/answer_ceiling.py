@@ -23,7 +23,7 @@ from bench.answers import EMANUAL_DATA, emanual_cases, scored
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
 from bench.report import REPO_ROOT, dated, md_table, page, script_main, script_parser
-from chop.answers.answering import split_sentences
+from chop_rag.answers.answering import split_sentences
 
 MAX_RUN = 12  # sentences in the oracle's run, at most
 CUTS = (1, 2, 3, 4, 6, 8)

@@ -37,11 +37,11 @@ from typing import Any
 
 from bench.emanual import DEFAULT_OUT
 from bench.report import log, md_table, script_main, script_parser, write_report
-from chop.config import Context
-from chop.models.construction import ModelUnavailable, get_embedder
-from chop.models.embedders import Embedder
-from chop.models.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
-from chop.store import store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import ModelUnavailable, get_embedder
+from chop_rag.models.embedders import Embedder
+from chop_rag.models.weights import MINILM, MINILM_INT8, NOMIC, NOMIC_Q8
+from chop_rag.store import store_for
 
 EMBEDDERS = {
     "minilm": MINILM,

@@ -4,8 +4,8 @@
 
 Splits the S10 and TV manuals into chop's 200/40 token windows, embeds them with MiniLM, and
 compares the similarity of adjacent chunks (relative to the manual's background, the gate's
-scale; chop.reading.chunking.relative_adjacent_similarity) with whether the later chunk starts in
-another section (the hidden evaluation labels). Writes bench/results/gate_signal.{json,md}.
+scale; chop_rag.reading.chunking.relative_adjacent_similarity) with whether the later chunk starts
+in another section (the hidden evaluation labels). Writes bench/results/gate_signal.{json,md}.
 """
 
 from __future__ import annotations
@@ -20,10 +20,14 @@ import numpy as np
 
 from bench.emanual import DEFAULT_DATA, DEFAULT_OUT
 from bench.report import script_parser
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.reading.chunking import background_similarity, relative_adjacent_similarity, token_windows
-from chop.reading.loaders import load_emanual
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.reading.chunking import (
+    background_similarity,
+    relative_adjacent_similarity,
+    token_windows,
+)
+from chop_rag.reading.loaders import load_emanual
 
 MANUALS = ("s10_manual_corpus.json", "smart_tv_remote_manual_corpus.json")
 BANDS = ((-1.0, 0.0), (0.0, 0.3), (0.3, 0.4), (0.4, 0.5), (0.5, 1.01))

@@ -7,7 +7,7 @@ machine is doing slows them alike.
         --model qwen2.5-coder-0.5b=/tmp/gen-models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\
         --model gemma-3-270m=/tmp/gen-models/gemma-3-270m-q4_k_m.gguf
 
-Each ``--model`` is NAME=PATH of a .gguf, asked through ``chop.api.ask`` with
+Each ``--model`` is NAME=PATH of a .gguf, asked through ``chop_rag.api.ask`` with
 CHOP_CHAT_MODEL=PATH; the shipped model (``--baseline``) is always asked too, first in the
 table, and every model's seconds are also given as a ratio to its. Two sets, in the E-Manual
 collection of bench.answers (built with the shipped model, so retrieval is the same for every
@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import prompts
 from bench.answers import (
     Case,
     add_collection_arguments,
@@ -58,10 +57,11 @@ from bench.answers import (
 from bench.emanual import DEFAULT_OUT
 from bench.metrics import mean
 from bench.report import cell, cells, keyed_table, log, md_table, script_main
-from chop.answers.answering import YesNoReply
-from chop.config import Context
-from chop.models.construction import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
-from chop.models.llm import structured_call
+from chop_rag import prompts
+from chop_rag.answers.answering import YesNoReply
+from chop_rag.config import Context
+from chop_rag.models.construction import cpu_threads, get_chat_model, gguf_sha256, local_chat_gguf
+from chop_rag.models.llm import structured_call
 
 BASELINE = "qwen2.5-coder-1.5b (shipped)"
 

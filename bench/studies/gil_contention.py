@@ -1,4 +1,4 @@
-"""Why chop hands the GIL back every 0.5 ms while MiniLM computes (chop.models.embedders.
+"""Why chop hands the GIL back every 0.5 ms while MiniLM computes (chop_rag.models.embedders.
 gil_handed_back_often): the local embedder's chunks/s alone and beside busy Python threads,
 at Python's default switch interval (5 ms) and at chop's.
 
@@ -19,13 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import chop.models.embedders
+import chop_rag.models.embedders
 from bench.emanual import DEFAULT_OUT
 from bench.report import dated, keyed_table, machine, machine_line, page, script_main, script_parser
-from chop.config import Context
-from chop.models.construction import get_embedder
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
 
-INTERVALS = (0.005, chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S)
+INTERVALS = (0.005, chop_rag.models.embedders.EMBEDDING_SWITCH_INTERVAL_S)
 BUSY_THREADS = (0, 1, 3)
 COLUMNS = {  # results.md's columns: the rows' keys
     "busy Python threads": "busy_threads",
@@ -42,7 +42,7 @@ def busy(stop: threading.Event) -> None:
 
 def chunks_per_s(texts: list[str], threads: int, interval: float) -> float:
     embedder = get_embedder(Context())
-    chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = interval
+    chop_rag.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = interval
     stop = threading.Event()
     workers = [threading.Thread(target=busy, args=(stop,)) for _ in range(threads)]
     for worker in workers:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     line = "Net cash provided by operating activities was 1,234 million and capital expenditures "
     texts = [f"{line * 6} ({i})" for i in range(args.chunks)]
     get_embedder(Context()).embed(texts[:32])  # warm up
-    chosen = chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S
+    chosen = chop_rag.models.embedders.EMBEDDING_SWITCH_INTERVAL_S
     rates: dict[str, list[float]] = {}
     try:
         for _ in range(args.rounds):
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     key = f"{threads} {interval}"
                     rates.setdefault(key, []).append(chunks_per_s(texts, threads, interval))
     finally:
-        chop.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = chosen
+        chop_rag.models.embedders.EMBEDDING_SWITCH_INTERVAL_S = chosen
     rows = [
         {
             "busy_threads": int(key.split()[0]),

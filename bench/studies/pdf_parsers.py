@@ -1,14 +1,14 @@
-"""PDF parsing: PDFium (chop.reading.loaders.pdf_pdfium) against pypdf
-(chop.reading.loaders.pdf_pypdf), speed and fidelity on the FinanceBench dev filings.
+"""PDF parsing: PDFium (chop_rag.reading.loaders.pdf_pdfium) against pypdf
+(chop_rag.reading.loaders.pdf_pypdf), speed and fidelity on the FinanceBench dev filings.
 
     python -m bench.studies.pdf_parsers [--data DIR] [--only STEM ...] [--out DIR]
 
 Both parsers run in this one process, one file at a time, alternating which goes first, so a
 busy machine slows both alike: the ratio is the number to trust, the pages/s are this machine's.
-Timed per file is what chop.reading.loaders.pdf.load_pdf does after reading the bytes: the pages,
-outline and title (chop.reading.loaders.pdf.read_pdf, PDFium with its pypdf fallback or pypdf
-alone), the headings, and the spans (chop.reading.pdf_layout.page_spans). Wall (perf_counter) and
-CPU (process_time) seconds; one core.
+Timed per file is what chop_rag.reading.loaders.pdf.load_pdf does after reading the bytes: the
+pages, outline and title (chop_rag.reading.loaders.pdf.read_pdf, PDFium with its pypdf fallback or
+pypdf alone), the headings, and the spans (chop_rag.reading.pdf_layout.page_spans). Wall
+(perf_counter) and CPU (process_time) seconds; one core.
 
 Fidelity, pypdf taken as the reference:
 - pages: the page count of each file under each parser;
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import RESULTS, SHARED_DATA, log, md_table, publish, script_parser
-from chop.reading.loaders.pdf import PARSERS, Parser, read_pdf
-from chop.reading.pdf_layout import Heading, page_spans
+from chop_rag.reading.loaders.pdf import PARSERS, Parser, read_pdf
+from chop_rag.reading.pdf_layout import Heading, page_spans
 
 DEFAULT_DATA = SHARED_DATA / "financebench-dev"
 DEFAULT_OUT = RESULTS / "pdf_parsers"

@@ -30,10 +30,10 @@ from bench.emanual import DEFAULT_DATA, DEFAULT_OUT, collection_name, map_gold, 
 from bench.emanual_data import GoldMatch, Manual, load_subset, match_gold
 from bench.metrics import hit_at_k, mean, mrr_at_k, ndcg_at_k, token_f1
 from bench.report import script_parser
-from chop.config import Context
-from chop.models.construction import get_embedder
-from chop.retrieval.retrieve import retrieve_for_question
-from chop.store import Hit, Store, store_for
+from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.retrieval.retrieve import retrieve_for_question
+from chop_rag.store import Hit, Store, store_for
 
 K = 10
 OPTIONS: tuple[tuple[str, str], ...] = (
@@ -148,7 +148,7 @@ def _top_doc(hits: Sequence[Hit], case: Case) -> str:
 
 
 def answer_f1(ctx: Context, items: Sequence[Case]) -> float:
-    from chop.api import ask
+    from chop_rag.api import ask
 
     return mean([token_f1(ask(c.text, context=ctx)["answer"], c.answer) for c in items])
 

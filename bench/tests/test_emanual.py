@@ -38,9 +38,9 @@ from bench.emanual_data import (
 )
 from bench.finance import FinQuestion, fin_record, fin_summary
 from bench.metrics import dcg_at_k, hit_at_k, mrr_at_k, ndcg_at_k, token_f1
-from chop.config import GATE_BAND, Context
-from chop.reading.documents import make_document
-from chop.store import Hit, store_for
+from chop_rag.config import GATE_BAND, Context
+from chop_rag.reading.documents import make_document
+from chop_rag.store import Hit, store_for
 
 REPO = Path(__file__).resolve().parents[2]
 

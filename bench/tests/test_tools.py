@@ -13,13 +13,13 @@ from pydantic import BaseModel
 
 from bench.ingest_profile import run_profile
 from bench.ingest_throughput import build_corpus
-from chop.api import ingest
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.harness.stub_llm import StubServer, make_instance, running_stub, serve_stub
-from chop.labelling.cnm import CNMReply, ContinuityReply, DocumentProfileReply
-from chop.models.llm import _json_schema
-from chop.store import Store
+from chop_rag.api import ingest
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.harness.stub_llm import StubServer, make_instance, running_stub, serve_stub
+from chop_rag.labelling.cnm import CNMReply, ContinuityReply, DocumentProfileReply
+from chop_rag.models.llm import _json_schema
+from chop_rag.store import Store
 
 
 def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict, Any]:
@@ -37,7 +37,7 @@ def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int
 
 
 def chat(schema: type[BaseModel], prompt: str, *, llama_style: bool = False) -> dict[str, Any]:
-    """A request like chop.models.llm sends it (json_schema), or llama.cpp's json_object +
+    """A request like chop_rag.models.llm sends it (json_schema), or llama.cpp's json_object +
     schema."""
     if llama_style:
         response_format = {"type": "json_object", "schema": _json_schema(schema)}

@@ -1,4 +1,0 @@
-"""Retrieval: the search for a question over the store (``retrieve``), and LangChain's
-interfaces over it (``retriever``, ``vectorstore``).
-
-May import ``questions`` and the floors below it; ``chop.state`` stands on this floor too."""

@@ -1,0 +1,73 @@
+"""The passages an answer reads, as the graph's state keeps them: the retrieved sources' sections
+(chop_rag.answers.answering.build_passages), each sentence scored against the question with the
+embedder, the passage that answers best first (chop_rag.answers.answering.best_passage)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from chop_rag.answers.answering import Passage, best_passage, build_passages, filing_units
+from chop_rag.answers.figures import Row, row_for_line, row_line, table_rows
+from chop_rag.answers.sections import SectionReader
+from chop_rag.models.embedders import Embedder, embed_queries
+from chop_rag.state import ReadPassage, Source
+
+
+def read_passages(
+    question: str,
+    sources: Sequence[Source],
+    sections: SectionReader,
+    embedder: Embedder,
+    filings: bool = False,
+) -> list[ReadPassage]:
+    """The sources' passages with their sentences' similarity to the question, the best one
+    first (the others in rank order). In filings a passage's units are whole sentences and
+    table rows with their periods, not a cut window."""
+    passages = build_passages(sources, sections)
+    if not passages:
+        return []
+    if filings:
+        for passage in passages:
+            pages = passage.source["metadata"].get("pages") or ()
+            found = table_rows(passage.text, passage.source["number"], pages)
+
+            def render(line: str, found: list[Row] = found) -> str | None:
+                row = row_for_line(line, found)
+                return row_line(row) if row is not None else None
+
+            passage.sentences = filing_units(passage.text, render) or passage.sentences
+    sentences = [sentence for passage in passages for sentence in passage.sentences]
+    vectors = np.vstack([embed_queries(embedder, [question]), embedder.embed(sentences)])
+    scores = sentence_scores(passages, vectors)
+    best = best_passage(passages, scores)
+    order = [best, *(i for i in range(len(passages)) if i != best)]
+    return [to_state(passages[i], scores[i]) for i in order]
+
+
+def sentence_scores(passages: Sequence[Passage], vectors: np.ndarray) -> list[list[float]]:
+    """Each passage's sentences' cosine similarity to the question (``vectors[0]``)."""
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    similarity = unit[1:] @ unit[0]
+    scores: list[list[float]] = []
+    offset = 0
+    for passage in passages:
+        count = len(passage.sentences)
+        scores.append([float(x) for x in similarity[offset : offset + count]])
+        offset += count
+    return scores
+
+
+def to_state(passage: Passage, scores: Sequence[float]) -> ReadPassage:
+    return ReadPassage(
+        source=passage.source,
+        heading=passage.heading,
+        text=passage.text,
+        sentences=list(passage.sentences),
+        scores=[float(s) for s in scores],
+    )
+
+
+def from_state(read: ReadPassage) -> Passage:
+    return Passage(read["source"], read["heading"], read["text"], list(read["sentences"]))
