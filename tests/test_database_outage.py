@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from chop.api import ingest
-from chop.cli import main
-from chop.config import Context
-from chop.harness.sample_corpus import write_sample_corpus
-from chop.store import CONNECTION_WAIT_S, DatabaseUnavailable, Store
-from chop.store.outage import PROBE_S
+from chop_rag.api import ingest
+from chop_rag.cli import main
+from chop_rag.config import Context
+from chop_rag.harness.sample_corpus import write_sample_corpus
+from chop_rag.store import CONNECTION_WAIT_S, DatabaseUnavailable, Store
+from chop_rag.store.outage import PROBE_S
 from tests.database import ingest_running, start_database, stop_database
 from tests.fakes import ScriptedChatModel, slowed
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def outage_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "chop.store"]
+    return [r.getMessage() for r in caplog.records if r.name == "chop_rag.store"]
 
 
 @dataclass
@@ -76,7 +76,7 @@ def test_a_run_waits_out_an_outage_within_the_bound_and_carries_on(
     assert len(lines) == 2, lines
     assert lines[0].startswith("database unreachable (") and "waiting up to 120 s" in lines[0]
     assert lines[1].startswith("database back after ")
-    others = [r.getMessage() for r in caplog.records if r.name != "chop.store"]
+    others = [r.getMessage() for r in caplog.records if r.name != "chop_rag.store"]
     assert others == [], "the outage's two lines are all it says"
     assert len(store.documents(context.collection)) == 3
 
@@ -94,7 +94,7 @@ def test_an_outage_longer_than_the_bound_ends_the_run_with_one_message(
     write_sample_corpus(folder)
     ctx = context.with_overrides(database_outage_s=3.0)
     store.documents(ctx.collection)  # the pool is open before the server goes
-    caplog.set_level(logging.WARNING, logger="chop.store")
+    caplog.set_level(logging.WARNING, logger="chop_rag.store")
     options = stop_database(ctx.data_dir)
     try:
         started = time.monotonic()
@@ -124,15 +124,15 @@ def test_psycopg_closing_a_cut_connection_is_not_a_second_line(
     assert [r.getMessage() for r in caplog.records] == ["any other warning of psycopg"]
 
 
-@pytest.mark.usefixtures("store")
 def test_an_outage_longer_than_the_bound_mid_run_ends_it_at_the_bound_in_both_modes(
-    slow_run: SlowRun, context: Context, caplog: pytest.LogCaptureFixture
+    slow_run: SlowRun, context: Context, store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Issue 36: a durable run waited out a 90 s outage past a 30 s bound, then failed saying
     "unreachable for 30 s". Both modes stop at the bound, with the same one message, while
-    the database is still down."""
+    the database is still down; and the next call, once the server is back, is answered (the
+    pool's reconnects had backed off past a call's wait: RECONNECT_S)."""
     bound_s, down_s = 4.0, 60.0
-    caplog.set_level(logging.WARNING, logger="chop.store")
+    caplog.set_level(logging.WARNING, logger="chop_rag.store")
     with slow_run.running(bound_s) as outcome:
         options = stop_database(context.data_dir)
         stopped = time.monotonic()
@@ -157,3 +157,4 @@ def test_an_outage_longer_than_the_bound_mid_run_ends_it_at_the_bound_in_both_mo
     assert limit < down_s - 5
     assert ended_after < limit, f"ended {ended_after:.0f} s into the outage (limit {limit:.0f})"
     assert len(lines) == 1 and lines[0].startswith("database unreachable ("), lines
+    assert store.collection_exists(context.collection), "answered once the server is back"
