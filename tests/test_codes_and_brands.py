@@ -121,3 +121,27 @@ def test_a_bare_model_number_of_several_brands_is_said_to_be_ambiguous(
     assert "Breeze 330C" in result["answer"] and "Coolwave 330C" in result["answer"]
     named = ask("How often should I clean the air filter of my Coolwave 330C?", context=ctx)
     assert named["answerable"] is True and "6 weeks" in named["answer"]
+
+
+NETWORK_MANUAL = (
+    "## Troubleshooting the network connection\n\n"
+    "If the TV cannot connect, configure the connection settings again: open the network "
+    "connection settings, check the connection, configure the router's connection settings "
+    "and test the connection settings once more.\n\n"
+    "## Configuring the IPv6 connection settings\n\n"
+    "Open Settings, General, Network, Expert Settings, IPv6 and turn IPv6 on to connect "
+    "over IPv6.\n\n"
+    "## Setting the picture mode\n\n"
+    "Choose a picture mode that suits the room: Dynamic, Standard, Natural or Movie."
+)
+
+
+def test_a_code_is_matched_as_its_own_word_not_with_every_word_of_the_topic(
+    context: Context, store, scripted
+) -> None:  # type: ignore[no-untyped-def]
+    """The IPv6 section, not the page that repeats "connection settings": the full-text side
+    of a code's search is the code (the topic's other words stay with the vector)."""
+    ctx = manuals(context, {"Vista 55Q": NETWORK_MANUAL})
+    result = ask("How to configure the IPv6 connection settings?", context=ctx)
+    assert "turn IPv6 on" in result["sources"][0]["text"], result["sources"][0]["text"]
+    assert "the code IPv6" in result["retrieval_note"]

@@ -194,8 +194,15 @@ def retrieve_for_question(
     doc_ids, secondary = list(resolution.documents), list(resolution.secondary)
     meant = [card for card in cards if card.doc_id in set(resolution.in_view)]
     search = search_for(ctx, meant or cards)
-    if ctx.search == "auto" and listed_codes(facts, cards, listed):
-        search = "hybrid"  # a code ("E4") is an exact word a small embedder reads poorly
+    # A code ("E4", "IPv6") is an exact word a small embedder reads poorly: where "auto" chose
+    # vectors, the code's own word is matched in full text beside them; the topic's other
+    # words stay with the vector (matched as words too, they pulled a troubleshooting page full
+    # of "connection" and "settings" above the IPv6 section).
+    codes = (
+        listed_codes(facts, cards, listed) if search == "vector" and ctx.search == "auto" else []
+    )
+    if codes:
+        search = "hybrid"
     if search == "fusion":  # "auto" chose both rankings, fused
         return fused(ctx, store, question, embedder, k)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
@@ -209,7 +216,7 @@ def retrieve_for_question(
             store.distinct_values(ctx.collection, "category"),
         )
     # in a full-text query the documents' own names match all their chunks: topic words only
-    text = resolution.topic if search == "hybrid" else None
+    text = (" ".join(codes) if codes else resolution.topic) if search == "hybrid" else None
     bonus = RRF_BOOST if text else MODEL_BOOST
     note = ""
     hits: list[Hit] = []
@@ -270,8 +277,11 @@ def retrieve_for_question(
             note += f"; the closest is {closest}"
     if resolution.ambiguous:
         note = f"{resolution.label} names several products: {', '.join(resolution.ambiguous)}"
-    if ctx.search == "auto" and search == "hybrid":  # say what "auto" chose
-        note = "; ".join(part for part in (note, "hybrid search (filings)") if part)
+    if ctx.search == "auto" and search == "hybrid":  # say what "auto" chose, and why
+        chose = (
+            f"hybrid search (the code {', '.join(codes)})" if codes else "hybrid search (filings)"
+        )
+        note = "; ".join(part for part in (note, chose) if part)
     # an unknown period or model is what the answer must decline on, not the matched entity
     documents = [] if unknown else doc_ids + secondary
     return Retrieved(
