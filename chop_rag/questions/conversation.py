@@ -417,7 +417,7 @@ def inherit(
 ) -> Standalone:
     """``continue``: the previous turn's documents; with the previous topic when the turn
     refers back with no topic of its own, with what its pronoun means when it asks its own
-    question ("And how do I edit them?" → "And how do I edit them (notes)?")."""
+    question ("And how do I edit them?" → "And how do I edit the notes?")."""
     before: Names = previous.get("names") or Names()
     names = Names(**{**before, **continuity.names})
     inherited: dict[str, Any] = {k: v for k, v in before.items() if k not in continuity.names}

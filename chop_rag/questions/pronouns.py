@@ -77,8 +77,26 @@ def describes(word: str) -> bool:
 
 
 def resolved_pronoun(text: str, meant: str) -> str:
-    """``text`` with what its first pronoun means written after it: "edit them (notes)"."""
+    """``text`` with its first pronoun replaced by what it means, as a self-contained rewrite
+    says it: "edit them" → "edit the notes", "change its timeout" → "change the screen
+    timeout", "delete one" → "delete one of the contacts groups", "capture one" → "capture a
+    screenshot". Written after the pronoun instead
+    ("them (notes)"), the pronoun stayed in the words retrieval embeds."""
     for match in _WORD.finditer(text):
-        if match.group().lower() in PRONOUNS:
-            return f"{text[: match.end()]} ({meant}){text[match.end() :]}"
+        pronoun = match.group().lower()
+        if pronoun in PRONOUNS:
+            return f"{text[: match.start()]}{_standing_for(pronoun, meant)}{text[match.end() :]}"
     return f"{text} ({meant})"
+
+
+def _standing_for(pronoun: str, meant: str) -> str:
+    if pronoun in INSTANCE_PRONOUNS:
+        last = meant.split()[-1] if meant.split() else meant
+        if is_plural(last):
+            return f"{pronoun} of the {meant}"
+        return f"{'an' if meant[:1].lower() in 'aeiou' else 'a'} {meant}"
+    if pronoun == "there":
+        return f"in the {meant}"
+    if pronoun == "it's":
+        return f"the {meant} is"
+    return f"the {meant}"
