@@ -80,8 +80,8 @@ def resolved_pronoun(text: str, meant: str) -> str:
     """``text`` with its first pronoun replaced by what it means, as a self-contained rewrite
     says it: "edit them" → "edit the notes", "change its timeout" → "change the screen
     timeout", "delete one" → "delete one of the contacts groups", "capture one" → "capture a
-    screenshot". Written after the pronoun instead
-    ("them (notes)"), the pronoun stayed in the words retrieval embeds."""
+    screenshot". Written after the pronoun instead ("them (notes)"), the pronoun stayed in the
+    words retrieval embeds."""
     for match in _WORD.finditer(text):
         pronoun = match.group().lower()
         if pronoun in PRONOUNS:
@@ -91,8 +91,7 @@ def resolved_pronoun(text: str, meant: str) -> str:
 
 def _standing_for(pronoun: str, meant: str) -> str:
     if pronoun in INSTANCE_PRONOUNS:
-        last = meant.split()[-1] if meant.split() else meant
-        if is_plural(last):
+        if is_plural(meant.rsplit(maxsplit=1)[-1] if meant.strip() else meant):
             return f"{pronoun} of the {meant}"
         return f"{'an' if meant[:1].lower() in 'aeiou' else 'a'} {meant}"
     if pronoun == "there":
