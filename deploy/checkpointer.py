@@ -34,6 +34,7 @@ from chop_rag.config import Context, env_setting
 from chop_rag.store import release_embedded_server
 from chop_rag.store.checkpoints import CHECKPOINTER_SETUP_LOCK
 from chop_rag.store.locks import async_session_lock
+from chop_rag.store.outage import RECONNECT_S
 from chop_rag.store.pgserver import resolve_database_url
 
 # What AsyncPostgresSaver.from_conn_string uses for its connection, applied to a pool.
@@ -91,6 +92,7 @@ async def _saver_on_pool(url: str) -> AsyncIterator[AsyncPostgresSaver]:
         max_size=int(env_setting("CHOP_CHECKPOINTER_POOL_SIZE")),
         kwargs=CONNECTION_KWARGS,
         check=AsyncConnectionPool.check_connection,  # a restarted database: reconnect
+        reconnect_timeout=RECONNECT_S,  # and soon after it is back (chop_rag.store.outage)
         open=False,
     )
     await pool.open(wait=True)
