@@ -339,15 +339,6 @@ def _variables(names: Iterable[str]) -> str:
     return ", ".join(variables.get(name, name) for name in names)
 
 
-def as_context(value: Context | dict[str, Any] | None) -> Context:
-    """Accept a Context, a plain dict (LangGraph server, Studio), or None (environment)."""
-    if value is None:
-        return Context()
-    if isinstance(value, Context):
-        return value
-    return Context().with_overrides(**value)
-
-
 # ------------------------------------------------------------ process settings, docs table
 @dataclass(frozen=True)
 class ProcessSetting:
