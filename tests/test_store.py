@@ -13,12 +13,14 @@ from psycopg import sql
 from chop_rag.config import Context
 from chop_rag.store import (
     ChunkRow,
+    DatabaseUnavailable,
     DocumentRecord,
     SearchFilter,
     Store,
     store_for,
     validate_collection,
 )
+from chop_rag.store.outage import Outage
 from chop_rag.store.pgserver import embedded_database_url, server_settings, write_server_settings
 
 DIM = 8
@@ -248,3 +250,27 @@ def test_a_collection_made_before_the_column_renames_is_migrated_and_still_searc
     finally:
         store.drop_collection(name)
         store.close()
+
+
+def test_once_an_outage_outlasts_its_bound_every_call_fails_at_once_while_the_server_is_down() -> (
+    None
+):
+    """A durable run's queued cache and checkpoint writes each waited for a pooled connection
+    after the bound had passed, and ended the run 46 s into a 4 s bound (CI, issue 36's test)."""
+
+    def unreachable() -> None:
+        raise psycopg.OperationalError("connection refused")
+
+    nowhere = Outage(bound_s=0.2, url="postgresql://127.0.0.1:1/none")  # port 1: refused
+    with pytest.raises(DatabaseUnavailable, match=r"unreachable for 0 s \(last: connection"):
+        nowhere.call(unreachable)
+    asked: list[str] = []
+    with pytest.raises(DatabaseUnavailable):
+        nowhere.call(lambda: asked.append("work"))
+    assert asked == [], "the server refused a fresh connection: the work is not tried"
+
+    unknown = Outage(bound_s=0.2)  # no URL to ask: the call is tried, and its answer ends it
+    with pytest.raises(DatabaseUnavailable):
+        unknown.call(unreachable)
+    assert unknown.call(lambda: "answer", asks_database=True) == "answer"
+    assert unknown.started is None

@@ -82,6 +82,8 @@ class Outage:
             finally:
                 asked_database.reset(token)
 
+        if self._given_up():
+            raise DatabaseUnavailable(self._gave_up())
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(psycopg.OperationalError),
             stop=self._outlasted,
@@ -92,6 +94,15 @@ class Outage:
             return retrying(attempt)
         except tenacity.RetryError as gave_up:
             raise DatabaseUnavailable(self._gave_up()) from gave_up.last_attempt.exception()
+
+    def _given_up(self) -> bool:
+        """The outage has outlasted its bound and the server still refuses a fresh connection:
+        a call fails at once. (Each call waiting PROBE_S for a pooled connection first kept a
+        durable run's cache and checkpoint writes going 40 s past a 4 s bound.)"""
+        started = self.started
+        if started is None or time.monotonic() - started <= self.bound_s:
+            return False
+        return not self._server_answers()
 
     def _gave_up(self) -> str:
         return (
