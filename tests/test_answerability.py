@@ -18,6 +18,7 @@ from chop_rag.graphs.answer import build_answer_graph
 from chop_rag.graphs.chat import build_chat_graph
 from chop_rag.reading.documents import make_document
 from chop_rag.state import ReadPassage, Source
+from chop_rag.text.spelling import lemma, typo_of_function_word
 from tests.fakes import ScriptedChatModel, replying, sensible_reply
 
 FILTER = "Clean the mesh filter every 4 weeks with warm water and let it dry fully. " * 3
@@ -71,6 +72,31 @@ def test_what_the_asker_does_need_not_be_written_only_what_the_question_names() 
     assert cheap_judgment(found)[0] is True
     found = signals("How do I fix Apple Pay?", [low], never)
     assert found["unknown"] == ["apple", "pay"]  # the things named still must be written
+
+
+def test_a_typo_or_another_form_of_a_written_word_names_nothing_the_documents_never_write() -> None:
+    """A paraphrased TV question was declined for "tne" (of "tne smart hub") and another for
+    "became" (the manual writes "becomes"): neither names a thing the documents lack."""
+    hub = passage("Smart Hub. Search for content in Smart Hub. The screen becomes black.", [0.6])
+    writes = lambda openings: {o for o in openings if o in {"becom", "searc", "smart", "hub"}}  # noqa: E731
+    found = signals("What is the search in tne smart hub?", [hub], writes)
+    assert found["missing"] == [] and "tne" in found["words"]
+    found = signals("Why the screen became black?", [hub], writes)
+    assert found["missing"] == [] and found["unknown"] == []
+    assert cheap_judgment(found)[0] is True
+    # a name is not a typo: "Siri" (of "sir") and "QLED" (of "led") stay things never written
+    found = signals("Can I use Siri or a QLED panel?", [hub], writes)
+    assert found["unknown"] == ["siri", "qled", "panel"]
+    assert cheap_judgment(found) == (False, "rule:never-written")
+
+
+def test_only_a_lower_case_non_word_one_edit_from_a_function_word_is_read_as_its_typo() -> None:
+    assert typo_of_function_word("tne") == "the" and typo_of_function_word("waht") == "what"
+    assert typo_of_function_word("tne", written_lower=False) is None  # "TNE": a name
+    assert typo_of_function_word("lte") is None  # not a function word's typo: LTE
+    assert typo_of_function_word("imessage") is None  # one edit from "message": a thing
+    assert typo_of_function_word("became") is None  # an English word
+    assert lemma("became") == "become" and lemma("children") == "child"
 
 
 def test_the_judge_reads_the_quoted_passage_then_the_closest_other_one() -> None:

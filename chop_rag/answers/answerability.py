@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from chop_rag.answers.answering import stem
 from chop_rag.state import Answerability, ReadPassage
+from chop_rag.text.spelling import lemma, typo_of_function_word
 from chop_rag.text.words import FUNCTION_WORDS, request_verbs, word_set
 
 # A best sentence at least this close answers without asking the model, when the question
@@ -52,6 +53,7 @@ SURE_SIMILARITY = 0.75
 CLOSEST_CHARS = 80
 
 _word = re.compile(r"[a-z0-9]+(?:[+-][a-z0-9]*)*")
+_typed_word = re.compile(_word.pattern, re.IGNORECASE)
 # Words that frame a question or a request rather than name what it asks about.
 _ASKING_WORDS = word_set(
     "i me my mine we us our you your it its they them this that these those there here a an "
@@ -113,6 +115,32 @@ def _is_written(word: str, written: set[str]) -> bool:
     return word in written or (len(word) > PREFIX_CHARS and word[:PREFIX_CHARS] in written)
 
 
+NAMES_NOTHING = ""  # the reading of a typo of a function word ("tne")
+
+
+def other_readings(text: str) -> dict[str, set[str]]:
+    """Each content word of ``text`` (stemmed) and the other stems it may be read as
+    (chop_rag.text.spelling): its dictionary form ("became": "becom", written where the
+    manual writes "becomes"), or NAMES_NOTHING for a typo of a function word ("tne")."""
+    readings: dict[str, set[str]] = {}
+    for typed in _typed_word.findall(text):
+        word = typed.lower()
+        if typo_of_function_word(word, written_lower=typed.islower()):
+            forms = {NAMES_NOTHING}
+        else:
+            forms = {stem(lemma(word))} - {stem(word)}
+        if forms:
+            readings.setdefault(stem(word), set()).update(forms)
+    return readings
+
+
+def _written_as(word: str, written: set[str], readings: dict[str, set[str]]) -> bool:
+    """``word`` is written as typed, or in one of its other readings."""
+    return _is_written(word, written) or any(
+        form == NAMES_NOTHING or _is_written(form, written) for form in readings.get(word, ())
+    )
+
+
 def opening(word: str) -> str:
     """The first letters a written form of ``word`` starts with ("imag" of "images")."""
     return word[:PREFIX_CHARS] if len(word) > PREFIX_CHARS else word
@@ -127,22 +155,28 @@ def signals(
     with ``written_anywhere`` (the openings of words the documents write anywhere, from the
     store), ``unknown``: the missing words the documents never write at all."""
     words = content_words(topic)
+    readings = other_readings(topic)
     written = [_written(p) for p in passages]
     best = written[0] if written else set()
     anywhere = set().union(*written) if written else set()
-    covered = sum(_is_written(w, best) for w in words) / len(words) if words else 1.0
+    covered = sum(_written_as(w, best, readings) for w in words) / len(words) if words else 1.0
     # what the asker does ("fix" of "how do I fix it") is said in the manual's own words
     # ("troubleshooting"); only the things a question names must be written
     done = asked_actions(topic)
-    missing = [w for w in words if not _is_written(w, anywhere) and w not in done]
-    known = (
-        written_anywhere([opening(w) for w in missing]) if missing and written_anywhere else None
-    )
+    missing = [w for w in words if not _written_as(w, anywhere, readings) and w not in done]
+    known: set[str] | None = None
+    if missing and written_anywhere:
+        asked = [opening(form) for w in missing for form in (w, *readings.get(w, ()))]
+        known = written_anywhere(list(dict.fromkeys(asked)))
+    unknown = [
+        w for w in missing
+        if known is not None and not any(opening(f) in known for f in (w, *readings.get(w, ())))
+    ]  # fmt: skip
     return {
         "similarity": round(max(passages[0]["scores"], default=0.0), 3) if passages else 0.0,
         "covered": round(covered, 3),
         "missing": missing,
-        "unknown": [w for w in missing if opening(w) not in known] if known is not None else [],
+        "unknown": unknown,
         "words": words,
     }
 
