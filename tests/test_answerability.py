@@ -10,7 +10,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from chop_rag.answers.answerability import cheap_judgment, content_words, judged_passages, signals
+from chop_rag.answers.answerability import (
+    cheap_judgment,
+    content_words,
+    judged_passages,
+    proper_names,
+    signals,
+)
 from chop_rag.answers.conflicts import aligned, opposed, opposed_pair
 from chop_rag.api import ask, ingest
 from chop_rag.config import Context
@@ -88,6 +94,21 @@ def test_a_typo_or_another_form_of_a_written_word_names_nothing_the_documents_ne
     found = signals("Can I use Siri or a QLED panel?", [hub], writes)
     assert found["unknown"] == ["siri", "qled", "panel"]
     assert cheap_judgment(found) == (False, "rule:never-written")
+
+
+def test_a_feature_named_as_a_proper_name_is_written_only_where_its_words_stand_together() -> None:
+    """ "Face ID" on a Galaxy: the manual writes "face" (face recognition) and "ID" (Samsung
+    account ID), never the feature; "Touch Bar" likewise. Both were answered."""
+    lock = passage("Face recognition. Unlock the screen with your face. Enter your ID.", [0.68])
+    writes_words = lambda openings: {o for o in openings if " " not in o}  # noqa: E731
+    found = signals("How do I unlock it with Face ID?", [lock], writes_words)
+    assert found["unknown"] == ["face id"]
+    assert cheap_judgment(found) == (False, "rule:never-written")
+    found = signals("How do I use Face Recognition?", [lock], writes_words)  # written together
+    assert found["missing"] == [] and cheap_judgment(found) == (True, "rule:close")
+    assert proper_names("Can I Cancel Scheduled Viewing on the TV?") == ["cancel scheduled viewing"]
+    assert proper_names("Is the Always On Display on? I have a TV.") == ["always on display"]
+    assert proper_names("How do I set Face ID up") == ["face id"]  # the frame is not the name
 
 
 def test_only_a_lower_case_non_word_one_edit_from_a_function_word_is_read_as_its_typo() -> None:
@@ -297,3 +318,4 @@ def test_the_store_tells_which_words_a_document_writes_anywhere(
     assert written == {"refit", "tank", "coolw"}  # word starts, the title's words too
     assert store.written(ctx.collection, ["other"], ["tank"]) == set()
     assert store.written(ctx.collection, [], ["tank"]) == {"tank"}, "no documents: all of them"
+    assert store.written(ctx.collection, [], ["water tank", "tank water"]) == {"water tank"}

@@ -111,6 +111,35 @@ def _written(passage: ReadPassage) -> set[str]:
     return stems | {w[:PREFIX_CHARS] for w in stems if len(w) > PREFIX_CHARS} | named
 
 
+# A feature's proper name: two or more words in a row, each capitalised or in capitals ("Face
+# ID", "Touch Bar", "Apple CarPlay"); the words that frame the question are not part of it.
+_NAME = re.compile(r"(?<![\w'])(?:[A-Z][\w+-]*|[0-9]+[A-Z][\w+-]*)(?:[ \t]+(?:[A-Z][\w+-]*))+")
+
+
+def proper_names(text: str) -> list[str]:
+    """The feature names ``text`` writes as proper names, lower case ("face id" of "unlock it
+    with Face ID"): each of its words may be written somewhere while the feature is not."""
+    names: list[str] = []
+    for match in _NAME.finditer(text):
+        words = match.group(0).lower().split()
+        while words and (words[0] in _ASKING_WORDS or words[0] in FUNCTION_WORDS):
+            words.pop(0)
+        while words and (words[-1] in _ASKING_WORDS or words[-1] in FUNCTION_WORDS):
+            words.pop()
+        if len(words) >= 2:
+            names.append(" ".join(words))
+    return list(dict.fromkeys(names))
+
+
+def _writes_name(name: str, passages: Sequence[ReadPassage]) -> bool:
+    """A passage, its heading or its document's title writes ``name``'s words in a row."""
+    pattern = re.compile(r"\b" + r"[\s-]+".join(map(re.escape, name.split())), re.IGNORECASE)
+    return any(
+        pattern.search(" ".join([p["text"], p["heading"], p["source"]["doc_title"]]))
+        for p in passages
+    )
+
+
 def _is_written(word: str, written: set[str]) -> bool:
     return word in written or (len(word) > PREFIX_CHARS and word[:PREFIX_CHARS] in written)
 
@@ -164,14 +193,23 @@ def signals(
     # ("troubleshooting"); only the things a question names must be written
     done = asked_actions(topic)
     missing = [w for w in words if not _written_as(w, anywhere, readings) and w not in done]
+    # a feature named as a proper name ("Face ID") is written only where its words stand in a
+    # row, though each may be written apart ("face recognition", "Samsung account ID")
+    names = [name for name in proper_names(topic) if not _writes_name(name, passages)]
     known: set[str] | None = None
-    if missing and written_anywhere:
+    if (missing or names) and written_anywhere:
         asked = [opening(form) for w in missing for form in (w, *readings.get(w, ()))]
-        known = written_anywhere(list(dict.fromkeys(asked)))
+        known = written_anywhere(list(dict.fromkeys(asked + names)))
     unknown = [
         w for w in missing
         if known is not None and not any(opening(f) in known for f in (w, *readings.get(w, ())))
     ]  # fmt: skip
+    if known is not None:  # a name none of whose words is unknown already ("Apple" of Apple Pay)
+        never_named = [
+            name for name in names
+            if name not in known and not any(stem(w) in unknown for w in name.split())
+        ]  # fmt: skip
+        missing, unknown = missing + never_named, unknown + never_named
     return {
         "similarity": round(max(passages[0]["scores"], default=0.0), 3) if passages else 0.0,
         "covered": round(covered, 3),

@@ -140,9 +140,10 @@ class Search(Schema):
         return {int(chunk_id): _as_array(vector) for chunk_id, vector in rows}
 
     def written(self, collection: str, doc_ids: Sequence[str], openings: Sequence[str]) -> set[str]:
-        """Which of ``openings`` (a word's first letters, lower case) some chunk of the
-        documents ``doc_ids`` (all, when none) writes at the start of a word: whether a
-        document ever mentions what a question names, not only the sections it retrieved."""
+        """Which of ``openings`` (a word's first letters, lower case; or several words, which
+        must be written in a row: "face id") some chunk of the documents ``doc_ids`` (all,
+        when none) writes at the start of a word: whether a document ever mentions what a
+        question names, not only the sections it retrieved."""
         if not openings or not self.collection_exists(collection):
             return set()
         chunks, _ = _tables(collection)
@@ -151,7 +152,7 @@ class Search(Schema):
             "SELECT w FROM unnest(%(words)s::text[]) AS w WHERE EXISTS (SELECT 1 FROM {chunks} "
             "AS c WHERE {docs}(c.text ~* ('\\m' || w) OR c.doc_title ~* ('\\m' || w)))"
         ).format(chunks=chunks, docs=docs)
-        patterns = [re.escape(opening) for opening in openings]
+        patterns = [r"[\s-]+".join(map(re.escape, opening.split())) for opening in openings]
         with self.pool.connection() as conn:
             rows = conn.execute(query, {"words": patterns, "docs": list(doc_ids)}).fetchall()
             conn.rollback()
