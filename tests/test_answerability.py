@@ -107,8 +107,12 @@ def test_a_feature_named_as_a_proper_name_is_written_only_where_its_words_stand_
     found = signals("How do I use Face Recognition?", [lock], writes_words)  # written together
     assert found["missing"] == [] and cheap_judgment(found) == (True, "rule:close")
     assert proper_names("Can I Cancel Scheduled Viewing on the TV?") == ["cancel scheduled viewing"]
-    assert proper_names("Is the Always On Display on? I have a TV.") == ["always on display"]
+    assert proper_names("Where is the Dynamic Island on it?") == ["dynamic island"]
     assert proper_names("How do I set Face ID up") == ["face id"]  # the frame is not the name
+    # capitals by style name nothing: each word would have to stand in a row with the next
+    assert proper_names("How Do I Reset My Phone Settings?") == []
+    assert proper_names("HOW TO RESET PHONE SETTINGS") == []
+    assert proper_names("where is Reset My Phone in settings") == [], "a frame word splits a run"
 
 
 def test_only_a_lower_case_non_word_one_edit_from_a_function_word_is_read_as_its_typo() -> None:

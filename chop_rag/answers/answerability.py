@@ -113,21 +113,31 @@ def _written(passage: ReadPassage) -> set[str]:
 
 # A feature's proper name: two or more words in a row, each capitalised or in capitals ("Face
 # ID", "Touch Bar", "Apple CarPlay"); the words that frame the question are not part of it.
+TITLE_STYLE = 0.6  # more than this share of a text's words capitalised: its style
 _NAME = re.compile(r"(?<![\w'])(?:[A-Z][\w+-]*|[0-9]+[A-Z][\w+-]*)(?:[ \t]+(?:[A-Z][\w+-]*))+")
 
 
 def proper_names(text: str) -> list[str]:
     """The feature names ``text`` writes as proper names, lower case ("face id" of "unlock it
-    with Face ID"): each of its words may be written somewhere while the feature is not."""
+    with Face ID"): each of its words may be written somewhere while the feature is not. The
+    words that frame a question split a run ("Reset My Phone" names nothing), and a text
+    that capitalises most of its words does so by style, not to name things."""
+    letters = [w for w in _typed_word.findall(text)[1:] if w.isalpha() and len(w) > 1]
+    cased = [w for w in letters if not w.isupper()]  # "ID", "SD": acronyms in any style
+    if len(cased) > 1 and sum(w[0].isupper() for w in cased) > TITLE_STYLE * len(cased):
+        return []  # "How Do I Reset My Phone?"
+    if len(letters) > 2 and len(letters) - len(cased) > TITLE_STYLE * len(letters):
+        return []  # "HOW DO I RESET MY PHONE?"
     names: list[str] = []
     for match in _NAME.finditer(text):
-        words = match.group(0).lower().split()
-        while words and (words[0] in _ASKING_WORDS or words[0] in FUNCTION_WORDS):
-            words.pop(0)
-        while words and (words[-1] in _ASKING_WORDS or words[-1] in FUNCTION_WORDS):
-            words.pop()
-        if len(words) >= 2:
-            names.append(" ".join(words))
+        run: list[str] = []
+        for word in [*match.group(0).lower().split(), ""]:
+            if word and word not in _ASKING_WORDS and word not in FUNCTION_WORDS:
+                run.append(word)
+                continue
+            if len(run) >= 2:
+                names.append(" ".join(run))
+            run = []
     return list(dict.fromkeys(names))
 
 
