@@ -13,7 +13,9 @@ Cheap signals, read from the passages read_passages prepared and one look-up in 
   that name its documents, function words and asking words) that the best passage, its
   heading or its document's title writes; ``missing``: those no passage writes;
   ``unknown``: those the documents asked about never write anywhere ("Apple" of "Apple
-  Pay" in a Galaxy manual, "projector" in a phone's).
+  Pay" in a Galaxy manual, "projector" in a phone's). A word is read as the asker meant it
+  first (its dictionary form; a typo of a function word names nothing), and a feature named
+  as a proper name ("Face ID") is written only where its words stand in a row.
 
 A question whose words the best passage writes and whose best sentence is close answers, and
 so does one every thing of which some passage writes (what the asker does, "fix", need not be
