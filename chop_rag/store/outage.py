@@ -22,12 +22,15 @@ logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class _CleanupOfALostConnection(logging.Filter):
-    """psycopg warns when it closes a pipeline or a COPY on a connection an outage cut ("error
-    ignored terminating <psycopg.Pipeline [BAD]>: the connection is lost"): the outage has
-    its own line (Outage), and the call is retried."""
+    """psycopg warns of a second error it ignores while the first propagates, when it
+    closes a pipeline or a COPY or rolls back on a connection an outage cut ("error ignored
+    terminating <psycopg.Pipeline [BAD]>: the connection is lost", "error ignored in
+    rollback on <psycopg.Connection [ACTIVE, pipeline=ABORTED]>: … cannot exit pipeline
+    mode"): the first error is the one handled (Outage retries the call, one line for the
+    outage), so the second is not printed beside it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("error ignored terminating")
+        return not str(record.msg).startswith("error ignored ")
 
 
 logging.getLogger("psycopg").addFilter(_CleanupOfALostConnection())
