@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from chop_rag.answers.answering import stem
 from chop_rag.state import Answerability, ReadPassage
 from chop_rag.text.spelling import lemma, typo_of_function_word
-from chop_rag.text.words import FUNCTION_WORDS, request_verbs, word_set
+from chop_rag.text.words import FUNCTION_WORDS, in_a_row, request_verbs, word_set
 
 # A best sentence at least this close answers without asking the model, when the question
 # names nothing its documents never write (or, without that look-up, when CLEAR_COVERED of its
@@ -145,7 +145,7 @@ def proper_names(text: str) -> list[str]:
 
 def _writes_name(name: str, passages: Sequence[ReadPassage]) -> bool:
     """A passage, its heading or its document's title writes ``name``'s words in a row."""
-    pattern = re.compile(r"\b" + r"[\s-]+".join(map(re.escape, name.split())), re.IGNORECASE)
+    pattern = re.compile(r"\b" + in_a_row(name), re.IGNORECASE)
     return any(
         pattern.search(" ".join([p["text"], p["heading"], p["source"]["doc_title"]]))
         for p in passages

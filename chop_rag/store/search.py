@@ -18,6 +18,7 @@ from chop_rag.store.outage import through_outages
 from chop_rag.store.records import Hit, SearchFilter
 from chop_rag.store.schema import Schema, _tables
 from chop_rag.store.writes import _as_array
+from chop_rag.text.words import in_a_row
 
 RRF_K = 60
 EXACT_SCAN_ROWS = 20_000  # filters matching fewer rows are searched exactly (see search)
@@ -152,7 +153,7 @@ class Search(Schema):
             "SELECT w FROM unnest(%(words)s::text[]) AS w WHERE EXISTS (SELECT 1 FROM {chunks} "
             "AS c WHERE {docs}(c.text ~* ('\\m' || w) OR c.doc_title ~* ('\\m' || w)))"
         ).format(chunks=chunks, docs=docs)
-        patterns = [r"[\s-]+".join(map(re.escape, opening.split())) for opening in openings]
+        patterns = [in_a_row(opening) for opening in openings]
         with self.pool.connection() as conn:
             rows = conn.execute(query, {"words": patterns, "docs": list(doc_ids)}).fetchall()
             conn.rollback()

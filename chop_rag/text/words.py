@@ -4,6 +4,7 @@ and the function words no name is made of alone, shared by ingest's company name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -37,3 +38,9 @@ def request_verbs(words: Sequence[str]) -> set[int]:
             if i + 3 < len(words) and words[i + 2] in ("or", "and"):
                 verbs.add(i + 3)
     return verbs
+
+
+def in_a_row(phrase: str) -> str:
+    """A regular expression, read alike by Python and PostgreSQL, for ``phrase``'s words
+    written in a row, apart by spaces or hyphens ("face id": "Face ID", "face-id")."""
+    return r"[\s-]+".join(map(re.escape, phrase.split()))
