@@ -45,13 +45,15 @@ FLOORS_OF_CHOP = (
     ("chop_rag.answers",),
 )
 # Inside chop_rag.questions, a question's path from the bottom: the question cleaned for search,
-# what its words say without the cards (the statements it names, then all its facts), the
-# filings that cover a period, the match against the identity cards, and a conversation's
-# turns on top. A module imports only modules listed before it: none is called back by one it
-# called.
+# what its words say without the cards (the statements it names, the line items and metrics it asks
+# for, then all its facts), the filings that cover a period, the match against the identity cards,
+# and a conversation's turns on top. A module imports only modules listed before it: none is called
+# back by one it called.
 ORDER_OF_QUESTIONS = (
     "chop_rag.questions.query",
     "chop_rag.questions.statements",
+    "chop_rag.questions.line_items",
+    "chop_rag.questions.metric_questions",
     "chop_rag.questions.facts",
     "chop_rag.questions.filings",
     "chop_rag.questions.codes",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from chop_rag.answers.figures import (
-    ExpressionError,
     answering_rows,
     evaluate,
     figure_answer,
@@ -15,6 +14,7 @@ from chop_rag.answers.figures import (
     stated,
     table_rows,
 )
+from chop_rag.text.arithmetic import ExpressionError
 
 BALANCE_SHEET_DATA = """Key Balance Sheet Data
 

@@ -10,13 +10,8 @@ from __future__ import annotations
 import pytest
 
 from chop_rag.answers.figures import Row, table_rows
-from chop_rag.answers.formulas import (
-    compute,
-    definitions,
-    read_metric_question,
-    statements_needed,
-    verdict,
-)
+from chop_rag.answers.formulas import compute, definitions, read_metric_question, verdict
+from chop_rag.questions.metric_questions import statements_needed
 
 INCOME = """CONSOLIDATED STATEMENTS OF EARNINGS
 ($ in millions)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from chop_rag import prompts
-from chop_rag.answers.line_items import ITEMS
 from chop_rag.answers.row_choice import RowChoice, reply_index, rows_listed
 from chop_rag.answers.statement_rows import table_rows
 from chop_rag.config import Context
 from chop_rag.models.llm import structured_call
+from chop_rag.questions.line_items import ITEMS
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from chop_rag.answers.formulas import compute
-from chop_rag.answers.line_items import ITEMS, rows_of_item
 from chop_rag.answers.statement_rows import table_rows
+from chop_rag.questions.line_items import ITEMS, rows_of_item
 from chop_rag.questions.statements import statement_named
 
 # a 10-K whose statements are titled without "consolidated", in "Millions of dollars"

@@ -1,14 +1,19 @@
-"""A question that names a financial statement means the statement's page: which statements a
-question names, which chunks are those statements, and that their best chunks come first."""
+"""A question that names a financial statement means the statement's page, and so does one that
+asks for a metric printed there: which statements a question names or needs, which chunks are
+those statements, and that their best chunks come first."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from chop_rag.api import ingest
 from chop_rag.config import Context
+from chop_rag.models.construction import get_embedder
+from chop_rag.questions.facts import read_question
 from chop_rag.questions.statements import named_statements
-from chop_rag.retrieval.retrieve import statement_hits, statements_first
+from chop_rag.reading.documents import SourceDocument, Span, make_document
+from chop_rag.retrieval.retrieve import retrieve_for_question, statement_hits, statements_first
 from chop_rag.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
 
 
@@ -126,3 +131,76 @@ def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
     where = SearchFilter(doc_ids=("10-K",), titled=balance_sheet.titled())
     found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
     assert sorted(h.chunk_index for h in found) == [0, 1, 6, 9], "not an index line, not a row"
+
+
+@pytest.mark.parametrize(
+    ("question", "needed"),
+    [
+        ("Has Acme's quick ratio improved or declined between FY2023 and FY2022?",
+         ["balance sheet"]),
+        ("Does Acme have positive working capital based on FY2022 data?", ["balance sheet"]),
+        ("Does Acme have an improving gross margin profile as of FY2023?", ["income statement"]),
+        ("Are Acme's gross margins historically consistent?", ["income statement"]),
+        ("What was Acme's FY2021 capital expenditure?", ["cash flow statement"]),
+        ("What is Acme's FY2022 inventory turnover?", ["balance sheet", "income statement"]),
+        ("What industry does Acme primarily operate in?", []),
+        ("How often should I clean the air filter of the Coolwave 330C?", []),
+    ],
+)  # fmt: skip
+def test_a_metric_question_needs_the_statements_that_print_its_inputs(
+    question: str, needed: list[str]
+) -> None:
+    facts = read_question(question)
+    assert facts.statements == [], "it names no statement"
+    assert [s.name for s in facts.statements_needed] == needed
+
+
+ACME_10K = """FORM 10-K ANNUAL REPORT For the fiscal year ended December 31, 2023
+Commission File Number 001-1 ACME WIDGETS PLC (Exact name of registrant as specified in its charter)
+
+LIQUIDITY AND CAPITAL RESOURCES
+
+Our liquidity, our quick ratio and our working capital are strong: we manage the quick ratio,
+the current ratio and liquidity closely, and we expect the quick ratio to improve as we collect
+receivables faster and hold less inventory. Liquidity, the quick ratio and working capital are
+the measures our treasury reports to the board each quarter, beside the current ratio.
+
+CONSOLIDATED BALANCE SHEETS
+
+(in millions)
+December 31,
+2023   2022
+Cash and cash equivalents  $ 400  $ 350
+Inventories  520  480
+Total current assets  $ 1,500  $ 1,400
+Total current liabilities  $ 1,200  $ 1,000
+"""
+
+
+def test_a_metric_question_about_a_filing_gets_the_statement_printing_its_inputs_first(
+    context: Context,
+    store: Store,
+    scripted: object,
+) -> None:
+    """The MD&A that talks about the quick ratio embeds closer to the question than the page of
+    figures it is computed from; the balance sheet's chunk still comes first."""
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=70, chunk_overlap=0)
+
+    def filing(doc_id: str, title: str, text: str) -> SourceDocument:
+        """The text under its two headings, as the PDF reader marks them."""
+        sheet = text.index("CONSOLIDATED BALANCE SHEETS")
+        spans: list[Span] = [
+            {"start": 0, "end": sheet, "meta": {"heading": "Item 7. MD&A > Liquidity"}},
+            {"start": sheet, "end": len(text),
+             "meta": {"heading": "Item 8 > Consolidated Balance Sheets"}},
+        ]  # fmt: skip
+        return make_document(doc_id, title, text, spans=spans)
+
+    older = ACME_10K.replace("2023", "2021").replace("2022", "2020")
+    documents = [filing("acme2023", "annual report", ACME_10K),
+                 filing("acme2021", "annual report 2021", older)]  # fmt: skip
+    ingest(documents=documents, context=ctx)
+    question = "Has Acme Widgets' quick ratio improved or declined between FY2023 and FY2022?"
+    found = retrieve_for_question(ctx, store, question, get_embedder(ctx))
+    assert "Total current assets" in found.hits[0].text
+    assert "balance sheet first" in found.note

@@ -1,5 +1,5 @@
 """Answers: the reply written from the retrieved sections (``answering``), and figures read from
-filings' tables (``statement_rows``, ``figures``, ``line_items``), the metric a question asks
-for (``metric_questions``) computed by code (``formulas``).
+filings' tables (``statement_rows``, ``figures``), the metric a question asks for
+(chop_rag.questions' ``metric_questions`` and ``line_items``) computed by code (``formulas``).
 
 May import ``retrieval``, ``state`` and the floors below them."""

@@ -19,13 +19,14 @@ from chop_rag.answers.figures import (
     stated,
     table_rows,
 )
-from chop_rag.answers.formulas import compute, statements_needed
+from chop_rag.answers.formulas import compute
 from chop_rag.answers.formulas import verdict as figure_verdict
 from chop_rag.answers.sections import SectionReader, to_source
 from chop_rag.config import Context
 from chop_rag.models.construction import get_embedder
 from chop_rag.models.embedders import embed_queries
 from chop_rag.models.llm import structured_call
+from chop_rag.questions.metric_questions import statements_needed
 from chop_rag.questions.statements import STATEMENTS
 from chop_rag.retrieval.retrieve import statement_hits
 from chop_rag.state import Source, StatedFigure

@@ -28,6 +28,7 @@ from chop_rag.answers.statement_rows import (  # noqa: F401 (the rows' names, re
     row_for_line,
     table_rows,
 )
+from chop_rag.text.arithmetic import ExpressionError, arithmetic
 
 MAX_ROWS = 24  # rows shown to the model: a statement's worth, in its prompt budget
 
@@ -210,10 +211,6 @@ def row_line(row: Row) -> str:
     return f"{row.label}{unit}: {'; '.join(cells)}"
 
 
-class ExpressionError(ValueError):
-    """The model's expression is not arithmetic over the rows shown, or cannot be evaluated."""
-
-
 def evaluate(expression: str, rows: Sequence[Row]) -> tuple[float, list[tuple[Row, str]]]:
     """The value of ``expression`` (numbers, + - * / ** and parentheses, ``R<n>[<period>]``
     references to ``rows``, numbered from 1) and the operands it used, in order."""
@@ -230,14 +227,14 @@ def evaluate(expression: str, rows: Sequence[Row]) -> tuple[float, list[tuple[Ro
         used.append((row, column))
         return f"({value!r})"
 
-    arithmetic = _ROW_REFERENCE.sub(reference, expression.strip())
+    numbers = _ROW_REFERENCE.sub(reference, expression.strip())
     if not used:
         raise ExpressionError("the expression uses no row")
     try:
-        tree = ast.parse(arithmetic, mode="eval")
+        tree = ast.parse(numbers, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"not an arithmetic expression: {expression!r}") from exc
-    value = _arithmetic(tree.body)
+    value = arithmetic(tree.body)
     if not math.isfinite(value):
         raise ExpressionError("the expression has no finite value")
     return value, used
@@ -292,29 +289,3 @@ def _decimals_asked(question: str) -> int | None:
         return None
     word = match.group(1).lower()
     return {"one": 1, "two": 2, "three": 3}.get(word) or int(word)
-
-
-_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-
-
-def _arithmetic(node: ast.expr) -> float:
-    """The value of an arithmetic syntax tree; anything but numbers and + - * / ** is refused."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        operand = _arithmetic(node.operand)
-        return -operand if isinstance(node.op, ast.USub) else operand
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _OPERATORS):
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        if isinstance(node.op, ast.Div):
-            return left / right
-        if abs(right) > 10:
-            raise ExpressionError("an exponent over 10 is not a financial formula")
-        return float(left**right)
-    raise ExpressionError(f"not arithmetic: {ast.unparse(node)}")

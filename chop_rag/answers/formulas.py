@@ -9,17 +9,16 @@ labels filings print ("Merchandise inventories", "Net cash provided by operating
 the answer shows the result, the formula, each input with its period, source and pages, and,
 when an input is missing, names it instead of guessing.
 
-Standard metrics (``chop_rag.answers.line_items.METRICS``, beside the line items they read): gross,
-operating and net (profit) margin; asset, fixed asset and
-inventory turnover; receivables turnover; payout and retention ratio; DPO, DSO, DIO and the
-cash conversion cycle; current (working capital), quick and cash ratio; working capital;
-operating cash flow ratio; capital expenditure; free cash flow and its conversion; effective
-tax rate; interest coverage; return on assets and on equity; debt to equity; capital intensity
-(total assets / revenue); total debt; capex as a share of revenue; growth and CAGR of any line
-item; an average over several years of any of these. Where analysts' definitions differ, the
-common one is chosen and shown in the answer: the quick ratio is (total current assets -
-inventories) / total current liabilities, inventories summed from their parts where a balance
-sheet prints no total ("Raw materials", "Work in process", "Finished goods").
+Standard metrics (``chop_rag.questions.line_items.METRICS``, beside the line items they read):
+gross, operating and net (profit) margin; asset, fixed asset and inventory turnover; receivables
+turnover; payout and retention ratio; DPO, DSO, DIO and the cash conversion cycle; current (working
+capital), quick and cash ratio; working capital; operating cash flow ratio; capital expenditure;
+free cash flow and its conversion; effective tax rate; interest coverage; return on assets and on
+equity; debt to equity; capital intensity (total assets / revenue); total debt; capex as a share of
+revenue; growth and CAGR of any line item; an average over several years of any of these. Where
+analysts' definitions differ, the common one is chosen and shown in the answer: the quick ratio is
+(total current assets - inventories) / total current liabilities, inventories summed from their
+parts where a balance sheet prints no total ("Raw materials", "Work in process", "Finished goods").
 """
 
 from __future__ import annotations
@@ -32,16 +31,16 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from chop_rag.answers.figures import Row
-from chop_rag.answers.line_items import (
+from chop_rag.answers.row_choice import RowChooser, choose_row
+from chop_rag.questions.line_items import (
     ITEMS,
-    METRICS,
     STATEMENT_OF,
     Item,
     Metric,
     _normal_label,
     rows_of_item,
 )
-from chop_rag.answers.metric_questions import (
+from chop_rag.questions.metric_questions import (
     _DIRECTION,
     _UP,
     Asked,
@@ -49,7 +48,6 @@ from chop_rag.answers.metric_questions import (
     definitions,
     read_metric_question,
 )
-from chop_rag.answers.row_choice import RowChooser, choose_row
 from chop_rag.questions.statements import statement_named
 
 # ------------------------------------------------------------------ computing
@@ -475,20 +473,3 @@ def verdict(question: str, computed: Computed) -> str | None:
     if first == last:
         return "no"
     return "yes" if (last > first) == up else "no"
-
-
-def statements_needed(question: str) -> list[str]:
-    """The statements whose rows a metric question needs: those printing its inputs (the
-    inputs its definition names, else the standard metric's, else the line item asked)."""
-    asked = read_metric_question(question)
-    if asked is None:
-        return []
-    keys: set[str] = set()
-    for _name, definition in definitions(question):
-        keys |= {i.key for i in ITEMS.values() if i.asked.search(definition)}
-        keys |= {k for m in METRICS if m.asked.search(definition) for k in m.needs}
-    if asked.metric is not None:
-        keys |= set(asked.metric.needs)
-    if asked.item is not None:
-        keys.add(asked.item.key)
-    return [name for name, items in STATEMENT_OF.items() if keys & set(items)]

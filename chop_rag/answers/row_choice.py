@@ -22,8 +22,8 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from chop_rag.answers.line_items import Item
 from chop_rag.answers.statement_rows import Row
+from chop_rag.questions.line_items import Item
 
 
 class Candidate(Protocol):

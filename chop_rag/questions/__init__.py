@@ -3,6 +3,8 @@
 
 - ``query``: the question cleaned for search;
 - ``statements``: the financial statements it names, and how filings title them;
+- ``line_items``, ``metric_questions``: the line item or metric it asks for (as filings label
+  them), for which years, and the statements printing its inputs (``statements_needed``);
 - ``facts``: everything its words say without the cards, read once (``read_question``): the
   names it writes, the periods, forms and statements it names, the kind of question;
 - ``filings``: which filings cover a period, and which hold a forecast or an event;

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from chop_rag.questions.statements import Statement, named_statements
+from chop_rag.questions.metric_questions import statements_needed
+from chop_rag.questions.statements import STATEMENTS, Statement, named_statements
 from chop_rag.text.names import name_tokens
 from chop_rag.text.periods import Period, bare_years, periods_in
 from chop_rag.text.words import word_set
@@ -160,6 +161,9 @@ class QuestionFacts:
     event: bool = False
     # the financial statements it names, in the order it names them ("the balance sheet")
     statements: list[Statement] = field(default_factory=list)
+    # the statements printing the inputs of the metric or line item it asks for ("quick
+    # ratio": the balance sheet; "gross margin": the income statement)
+    statements_needed: list[Statement] = field(default_factory=list)
 
 
 def read_question(question: str) -> QuestionFacts:
@@ -181,6 +185,7 @@ def read_question(question: str) -> QuestionFacts:
         forward=bool(FORWARD.search(question)),
         event=is_event_question(question),
         statements=named_statements(question),
+        statements_needed=[s for s in STATEMENTS if s.name in statements_needed(question)],
     )
 
 

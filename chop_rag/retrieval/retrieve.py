@@ -12,7 +12,9 @@ card names a document are chunk-level model values tried. Context.search="hybrid
 full-text and vector ranks; "auto" (the default) does so for questions about filings only
 (search_for). A question about filings that names a financial statement ("based on the
 balance sheet") gets that statement's best chunks first (statements_first; the question's
-facts say which statements it names, chop_rag.questions.statements).
+facts say which statements it names, chop_rag.questions.statements); one that names none but
+asks for a metric or line item gets the statements printing its inputs ("quick ratio": the
+balance sheet; chop_rag.questions.metric_questions.statements_needed).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ MODEL_BOOST = 0.3  # cosine points: a question that names its document means tha
 RRF_BOOST = 1.0 / RRF_K
 # the share of the boost for documents that cover the question but are not its reference
 SECONDARY_SHARE = 0.5
-# of the k places: the best chunks of the financial statements a question names
-# ("based on the balance sheet ..."; chop_rag.questions.statements)
+# of the k places: the best chunks of the financial statements a question names ("based on the
+# balance sheet ..."; chop_rag.questions.statements) or its metric needs
 STATEMENT_PLACES = 2
 
 
@@ -257,7 +259,9 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    statements = facts.statements if doc_ids and all_filings(meant) else []
+    # the statements it names; else those printing what the metric it asks for reads
+    statements = facts.statements or facts.statements_needed
+    statements = statements if doc_ids and all_filings(meant) else []
     if statements:
         found = [
             statement_hits(store, ctx, statement, doc_ids, vector, k, text)

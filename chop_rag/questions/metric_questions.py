@@ -5,12 +5,14 @@ COGS)"), evaluated over a line-item lookup. chop_rag.answers.formulas computes t
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from chop_rag.answers.line_items import ITEMS, METRICS, Item, Metric
+from chop_rag.questions.line_items import ITEMS, METRICS, STATEMENT_OF, Item, Metric
+from chop_rag.text.arithmetic import ExpressionError, arithmetic
 from chop_rag.text.periods import periods
 
 _AVERAGE = re.compile(r"\b(?:(\w+)[- ]year\s+)?average\b", re.I)
@@ -80,8 +82,6 @@ def defined(
     operators is a number, a line item ("FY2020 COGS", "average accounts payable between
     FY2019 and FY2020", "change in inventory between ..."), a standard metric or another
     metric the question defines. A phrase that names none raises ExpressionError."""
-    from chop_rag.answers.figures import ExpressionError, _arithmetic
-
     text = definition
     for pattern, operator in _WORD_OPERATORS:
         text = pattern.sub(operator, text)
@@ -95,9 +95,7 @@ def defined(
         else:
             out.append(repr(_phrase_value(phrase, get, year, others)))
     try:
-        import ast
-
-        return _arithmetic(ast.parse(" ".join(out), mode="eval").body)
+        return arithmetic(ast.parse(" ".join(out), mode="eval").body)
     except SyntaxError as err:
         raise ExpressionError(f"not arithmetic: {definition!r}") from err
 
@@ -105,8 +103,6 @@ def defined(
 def _phrase_value(
     phrase: str, get: Callable[[str, int], float], year: int, others: Sequence[tuple[str, str]]
 ) -> float:
-    from chop_rag.answers.figures import ExpressionError
-
     named = _years(phrase)
     words = _FILLER.sub(" ", phrase)
     average = re.match(r"\s*average\s+(.+?)\s+between\b", words, re.I)
@@ -213,3 +209,20 @@ def _span_years(question: str, years: list[int]) -> list[int]:
     if len(years) == 2 and re.search(r"\b(?:through|to|-|–)\b|\s[-–]\s", question):
         return list(range(years[0], years[1] + 1))
     return years
+
+
+def statements_needed(question: str) -> list[str]:
+    """The statements whose rows a metric question needs: those printing its inputs (the
+    inputs its definition names, else the standard metric's, else the line item asked)."""
+    asked = read_metric_question(question)
+    if asked is None:
+        return []
+    keys: set[str] = set()
+    for _name, definition in definitions(question):
+        keys |= {i.key for i in ITEMS.values() if i.asked.search(definition)}
+        keys |= {k for m in METRICS if m.asked.search(definition) for k in m.needs}
+    if asked.metric is not None:
+        keys |= set(asked.metric.needs)
+    if asked.item is not None:
+        keys.add(asked.item.key)
+    return [name for name, items in STATEMENT_OF.items() if keys & set(items)]

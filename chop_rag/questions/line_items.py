@@ -1,5 +1,6 @@
 """Line items as filings label them and questions name them, the statement printing each, and
-the standard metrics computed over them (chop_rag.answers.formulas computes them).
+the standard metrics computed over them (chop_rag.answers.formulas computes them). Here, below
+retrieval, because which statements a question needs is read from it before the search.
 
 chop_rag.answers.formulas computes metrics from statement rows (chop_rag.answers.figures.Row); which
 row states which line item is decided here, by the labels 10-Ks, 10-Qs and earnings releases print
@@ -12,8 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from chop_rag.answers.figures import Row
+from typing import Protocol, TypeVar
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,17 @@ def _normal_label(label: str) -> str:
     return " ".join(text.split()).strip(" .,")
 
 
-def rows_of_item(item: Item, rows: Sequence[Row]) -> list[Row]:
+class Labelled(Protocol):
+    """A statement row as far as its line item goes: the label the filing prints."""
+
+    @property
+    def label(self) -> str: ...
+
+
+RowT = TypeVar("RowT", bound=Labelled)
+
+
+def rows_of_item(item: Item, rows: Sequence[RowT]) -> list[RowT]:
     """The rows that state ``item``, in the order given (best-ranked source first)."""
     return [row for row in rows if item.label.fullmatch(_normal_label(row.label))]
 
