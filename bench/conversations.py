@@ -26,11 +26,14 @@ five distinct S10 dev questions whose gold section exists in the device asked ab
                          pair of S10 dev questions (NEW_PRONOUN), drawn with a generator of
                          its own so turns 1-6 are those of runs before turns 7-8 existed
 Devices are written as people write them (bench.device_naming.pick_variant: "Note10",
-"s9 plus", "S-10", ...). Each turn is measured three ways, on the top source an answer shows:
+"s9 plus", "S-10", ...). Each turn is measured three ways (four), on the top source an answer shows:
   - ``thread``: the turn in its thread (the chat graph, chop_rag.api.Conversations);
   - ``ceiling``: the question it stands for asked alone with its device named
     ("[<device>] <question>", the data README's template);
-  - ``alone``: the turn's words asked alone (what chop did before conversations).
+  - ``alone``: the turn's words asked alone (what chop did before conversations);
+  - ``resolved`` (``pronoun, new`` only): the turn's own words with the pronoun written out as
+    a person reads it (NEW_PRONOUN, by hand), asked alone with its device named: the same
+    question without the conversation, where ``ceiling`` is another wording of it.
 The thread runs the whole chat graph; ceiling and alone run the answer graph up to its
 retrieve node (the sources are final there).
 Doc@1: the top source is from the gold device's manual. Hit@1: it also overlaps a gold section.
@@ -117,20 +120,36 @@ PRONOUN = (
 )
 NEW_DEVICE = ("{bare} on my {device}?", "I also have a {device}. {question}")
 # (the dev question before, follow-ups that refer back to it with a pronoun and ask something
-# new, the dev question they stand for): "them" is the notes, "one" a group, "it" the camera
-NEW_PRONOUN: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("439", ("And how do I edit them?", "Can I edit them too?"), "451"),
-    ("111", ("How do I delete one?", "And how can I get rid of one of them?"), "8"),
-    ("111", ("How do I link them?", "Can I link two of them together?"), "578"),
-    ("268", ("Can I snooze them?", "Where do I find the option to snooze one?"), "501"),
-    ("561", ("How do I clear them all?", "And how can I remove all of them?"), "32"),
-    ("266", ("Can I set a shutter sound for it?", "Does it let me turn on a shutter sound?"),
-     "186"),
-    ("218", ("Can I take one with a palm swipe instead?",
-             "How do I capture one by swiping my palm?"), "549"),
-    ("518", ("Can I apply a custom theme to it?", "How do I give it a custom theme?"), "575"),
-    ("285", ("And how do I change its timeout?",
-             "How long does it stay on, and can I change that?"), "64"),
+# new, each with the words a person reads it as (the pronoun written out by hand), the dev
+# question they stand for): "them" is the notes, "one" a group, "it" the camera
+NEW_PRONOUN: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
+    ("439", (("And how do I edit them?", "And how do I edit my notes?"),
+             ("Can I edit them too?", "Can I edit my notes too?")), "451"),
+    ("111", (("How do I delete one?", "How do I delete a group?"),
+             ("And how can I get rid of one of them?", "And how can I get rid of a group?")),
+     "8"),
+    ("111", (("How do I link them?", "How do I link contacts?"),
+             ("Can I link two of them together?", "Can I link two contacts together?")), "578"),
+    ("268", (("Can I snooze them?", "Can I snooze notifications?"),
+             ("Where do I find the option to snooze one?",
+              "Where do I find the option to snooze a notification?")), "501"),
+    ("561", (("How do I clear them all?", "How do I clear all the certificates?"),
+             ("And how can I remove all of them?", "And how can I remove all the certificates?")),
+     "32"),
+    ("266", (("Can I set a shutter sound for it?", "Can I set a shutter sound for the camera?"),
+             ("Does it let me turn on a shutter sound?",
+              "Does the camera let me turn on a shutter sound?")), "186"),
+    ("218", (("Can I take one with a palm swipe instead?",
+              "Can I take a screenshot with a palm swipe instead?"),
+             ("How do I capture one by swiping my palm?",
+              "How do I capture a screenshot by swiping my palm?")), "549"),
+    ("518", (("Can I apply a custom theme to it?",
+              "Can I apply a custom theme to the Always On Display?"),
+             ("How do I give it a custom theme?",
+              "How do I give the Always On Display a custom theme?")), "575"),
+    ("285", (("And how do I change its timeout?", "And how do I change the screen timeout?"),
+             ("How long does it stay on, and can I change that?",
+              "How long does the screen stay on, and can I change that?")), "64"),
 )  # fmt: skip
 KINDS = ("first", "follow-up", "what about", "follow-up", "pronoun", "new device", "antecedent",
          "pronoun, new")  # fmt: skip
@@ -142,9 +161,14 @@ class Turn:
     text: str  # what the user writes
     device: str  # the manual it is about (its loader device name)
     question: Question  # the dev question it stands for
+    resolved: str = ""  # a pronoun turn's own words, the pronoun written out by hand
 
     def ceiling(self) -> str:
         return f"[{self.device}] {self.question.question.strip()}"
+
+    def resolved_alone(self) -> str | None:
+        """The turn's own words as a person reads them, asked alone with its device named."""
+        return f"[{self.device}] {self.resolved}" if self.resolved else None
 
 
 def gold_of(manual: Manual, question: Question) -> GoldMatch:
@@ -172,12 +196,13 @@ def new_pronoun_turns(
         return []
     before, phrasings, after = rng.choice(usable)
     text = before.question.strip()
+    antecedent = rng.choice(FOLLOW_UP).format(
+        question=text, bare=text.rstrip("?"), lower=text[:1].lower() + text[1:])  # fmt: skip
+    written, read_as = rng.choice(phrasings)
     return [
-        Turn("antecedent", rng.choice(FOLLOW_UP).format(
-            question=text, bare=text.rstrip("?"), lower=text[:1].lower() + text[1:]),
-            manual.device, before),
-        Turn("pronoun, new", rng.choice(phrasings), manual.device, after),
-    ]  # fmt: skip
+        Turn("antecedent", antecedent, manual.device, before),
+        Turn("pronoun, new", written, manual.device, after, read_as),
+    ]
 
 
 def build_threads(
@@ -275,6 +300,8 @@ def run_threads(
                 in_thread = talk.ask(turn.text, thread_id)
                 ceiling = alone_sources(ctx, turn.ceiling())
                 alone = alone_sources(ctx, turn.text)
+                resolved = turn.resolved_alone()
+                read_alone = alone_sources(ctx, resolved) if resolved else None
                 records.append(
                     {
                         "thread_no": number,
@@ -288,6 +315,11 @@ def run_threads(
                         "thread": scored(in_thread, manual, turn.question),
                         "ceiling": scored(ceiling, manual, turn.question),
                         "alone": scored(alone, manual, turn.question),
+                        **(
+                            {"resolved": scored(read_alone, manual, turn.question)}
+                            if read_alone is not None
+                            else {}
+                        ),
                     }
                 )
             if partial is not None:
@@ -300,19 +332,25 @@ def run_threads(
 
 def summary(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {"turns": len(records)}
-    for way in ("thread", "ceiling", "alone"):
+    for way in ("thread", "ceiling", "alone", "resolved"):
+        measured = [r[way] for r in records if way in r]
         for metric in ("doc@1", "hit@1"):
-            out[f"{way} {metric}"] = mean([float(r[way][metric]) for r in records])
+            if measured:
+                out[f"{way} {metric}"] = mean([float(m[metric]) for m in measured])
     return out
 
 
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
-    header = ["turn kind", "n", "thread Doc@1", "ceiling Doc@1", "alone Doc@1",
-              "thread Hit@1", "ceiling Hit@1", "alone Hit@1"]  # fmt: skip
+    ways = ("thread", "ceiling", "alone", "resolved")
+    header = ["turn kind", "n", *(f"{w} Doc@1" for w in ways), *(f"{w} Hit@1" for w in ways)]
+
+    def cell(m: dict[str, float], key: str) -> str:
+        return f"{m[key]:.3f}" if key in m else "–"
+
     rows = [
-        [kind, int(m["turns"]), *(f"{m[f'{w} doc@1']:.3f}" for w in ("thread", "ceiling", "alone")),
-         *(f"{m[f'{w} hit@1']:.3f}" for w in ("thread", "ceiling", "alone"))]
+        [kind, int(m["turns"]), *(cell(m, f"{w} doc@1") for w in ways),
+         *(cell(m, f"{w} hit@1") for w in ways)]
         for kind, m in results["groups"].items()
     ]  # fmt: skip
     decisions = ", ".join(f"{k} {v}" for k, v in results["decisions"].items())
@@ -324,9 +362,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"threads of 6-8 turns (seed {s['seed']}) · default Context",
             "",
             "thread: the turn in its conversation; ceiling: the question it stands for asked "
-            "alone with its device named; alone: the turn's words asked alone (before "
-            "conversations). Doc@1: the top source is from the right manual; Hit@1: and it "
-            "overlaps the gold section.",
+            "alone with its device named (the dev question's words); alone: the turn's words "
+            "asked alone (before conversations); resolved (pronoun, new): the turn's own words "
+            "with its pronoun written out by hand, asked alone with its device named. Doc@1: "
+            "the top source is from the right manual; Hit@1: and it overlaps the gold section.",
             "",
             md_table(header, rows),
             "",
@@ -368,7 +407,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     kinds = dict.fromkeys(r["kind"] for r in records)
     groups = {kind: summary([r for r in records if r["kind"] == kind]) for kind in kinds}
     groups["follow-ups (turns 2-5)"] = summary([r for r in records if 2 <= r["turn"] <= 5])
-    groups["all"] = summary(records)
+    groups["all"] = summary([{k: v for k, v in r.items() if k != "resolved"} for r in records])
     decisions = {
         kind: "/".join(
             f"{d} {sum(r['decision'] == d for r in records if r['kind'] == kind)}"

@@ -13,6 +13,8 @@ import pytest
 from chop_rag.labelling.cards import DocumentCard, card_from_stored, read_cards
 from chop_rag.labelling.identity import merge_cards
 from chop_rag.questions.conversation import (
+    IN_ONE_PASSAGE,
+    NEXT_TO,
     SaidTogether,
     Standalone,
     Turn,
@@ -358,3 +360,20 @@ def test_a_follow_up_whose_it_points_at_nothing_is_asked_as_written(follow_up: s
     assert turn["decision"] == "continue"
     assert turn["question"] == f"[Coolwave 330C] {follow_up}"
     assert turn["inherited"] == {"model": "Coolwave 330C"}
+
+
+def test_a_pronoun_means_the_thing_the_manual_writes_next_to_what_the_turn_asks() -> None:
+    """An alarm's passage says "snooze" and "sound"; the notifications passage writes "snooze a
+    notification": "snooze one" after a question about the notification sound is a
+    notification, as a reader takes it."""
+    closeness = {"notification": NEXT_TO, "sound": IN_ONE_PASSAGE}
+
+    def said(thing: str, own: object) -> int:
+        return closeness.get(thing, 0)
+
+    question = "How can I set the notification sound on my Galaxy S9?"
+    turn = last([question, "Where do I find the option to snooze one?"], said=said)
+    assert turn["question"] == "[Galaxy S9] Where do I find the option to snooze a notification?"
+    closeness = {"notification": IN_ONE_PASSAGE, "sound": IN_ONE_PASSAGE}
+    turn = last([question, "Where do I find the option to snooze one?"], said=said)
+    assert "snooze a notification sound" in turn["question"], "equally close: both, as before"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -274,3 +275,21 @@ def test_once_an_outage_outlasts_its_bound_every_call_fails_at_once_while_the_se
         unknown.call(unreachable)
     assert unknown.call(lambda: "answer", asks_database=True) == "answer"
     assert unknown.started is None
+
+
+def test_words_said_together_in_a_passage_or_next_to_each_other(
+    store: Store, collection: str
+) -> None:
+    passages = [
+        "Alarm sound: choose a sound and volume. Vibration: choose a pattern. Snooze: allow it.",
+        "Show snooze option: get an option to snooze a notification for a later time.",
+    ]
+    rows = [replace(row("s9", i, unit(1, i)), text=text) for i, text in enumerate(passages)]
+    store.replace_document(collection, record("s9", 2), rows)
+    assert store.said_together(collection, ["s9"], "sound", ["snooze"])
+    assert not store.said_together(collection, ["s9"], "sound", ["snooze"], within=3)
+    assert store.said_together(collection, ["s9"], "notifications", ["snoozing"], within=3), (
+        "words as the index stems them; a stop word between them still counts"
+    )
+    assert store.said_together(collection, ["s9"], "option", ["snooze"], within=1), "either order"
+    assert not store.said_together(collection, ["other"], "sound", ["snooze"])

@@ -88,3 +88,14 @@ def test_a_turn_scores_on_its_top_source() -> None:
     other = {**source, "doc_id": "elsewhere"}
     assert scored({"sources": [other]}, manual, question)["doc@1"] is False
     assert scored({"sources": []}, manual, question)["doc@1"] is False
+
+
+def test_a_pronoun_turn_that_asks_something_new_carries_how_a_person_reads_it(data) -> None:
+    manuals, questions = data
+    for thread in build_threads(manuals, questions, 12, seed=35):
+        for turn in thread:
+            assert bool(turn.resolved) == (turn.kind == "pronoun, new")
+            if turn.resolved:
+                assert turn.resolved != turn.text and turn.resolved_alone() == (
+                    f"[{turn.device}] {turn.resolved}"
+                )

@@ -389,23 +389,31 @@ class Standalone:
     inherited: dict[str, Any]
 
 
-# Whether the documents in view say, in one passage, a thing's word with one of the turn's
-# own words: (thing, own words) -> bool (chop_rag.store's said_together over the turn's documents)
-SaidTogether = Callable[[str, Sequence[str]], bool]
+# How closely the documents in view say a thing's word with one of the turn's own words:
+# (thing, own words) -> NEXT_TO, IN_ONE_PASSAGE or 0 (chop_rag.store's said_together over the
+# turn's documents)
+SaidTogether = Callable[[str, Sequence[str]], int]
+IN_ONE_PASSAGE = 1
+NEXT_TO = 2  # within NEAR_WORDS words: "snooze a notification", "link the contacts"
+NEAR_WORDS = 3
 
 
 def referent(continuity: Continuity, previous: Turn, said: SaidTogether | None) -> list[str]:
     """What the turn's pronoun means, of the things the previous question named that agree
-    with it in number: those the documents in view say together with what the turn asks
-    ("edit" and "notes"); none when no passage does ("reset" and "filter": "it" is the
-    device), but "them" or "one" still means the things named ("remove all of them": the
-    certificates). Without ``said`` (no documents to ask) the things named are taken, as
-    a reader without the manual would."""
+    with it in number: those the documents in view say most closely with what the turn asks
+    (next to it: "snooze a notification" means the notification, not the sound of "notification
+    sound", which an alarm's passage also says with "snooze"; else in one passage: "edit" and
+    "notes"); none when no passage does ("reset" and "filter": "it" is the device), but "them"
+    or "one" still means the things named ("remove all of them": the certificates). Without
+    ``said`` (no documents to ask) the things named are taken, as a reader without the manual
+    would."""
     pronoun = first_pronoun(continuity.topic)
     things = agreeing(things_named(previous.get("topic") or ""), pronoun)
     if said is None:
         return things
-    meant = [thing for thing in things if said(thing, continuity.own_words)]
+    closeness = {thing: int(said(thing, continuity.own_words)) for thing in things}
+    closest = max(closeness.values(), default=0)
+    meant = [thing for thing in things if closest and closeness[thing] == closest]
     if not meant and never_the_device(pronoun):
         # "them", "one of them": the things named, as a reader takes them
         return agreeing(things, pronoun, strict=True)

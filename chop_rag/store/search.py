@@ -61,7 +61,7 @@ ORDER BY score DESC, c.doc_title, c.chunk_index LIMIT %(k)s
 """
 
 
-# A passage (chunk) of the given documents that holds every word of a tsquery
+# A passage (chunk) of the given documents that a tsquery matches
 SAID_TOGETHER = """
 SELECT 1 FROM {chunks} c, to_tsquery('english', %(query)s) AS q
 WHERE c.doc_id = ANY(%(docs)s) AND c.tsv @@ q LIMIT 1
@@ -80,20 +80,29 @@ class Search(Schema):
 
     @through_outages
     def said_together(
-        self, collection: str, doc_ids: Sequence[str], word: str, others: Sequence[str]
+        self,
+        collection: str,
+        doc_ids: Sequence[str],
+        word: str,
+        others: Sequence[str],
+        within: int | None = None,
     ) -> bool:
-        """Whether a passage of ``doc_ids`` holds ``word`` and one of ``others``, as the
+        """Whether a passage of ``doc_ids`` holds ``word`` and one of ``others`` (``within``:
+        written at most that many words before or after it, "snooze a notification"), as the
         full-text index reads words ("notes" is "note", "editing" is "edit")."""
         first = _TS_WORD.sub("", word.lower())
         rest = [w for w in (_TS_WORD.sub("", o.lower()) for o in others) if w]
         if not first or not rest or not doc_ids or not self.collection_exists(collection):
             return False
+        if within:  # tsquery's <N>: exactly N positions on; a stop word keeps its position
+            pairs = [(first, o) for o in rest] + [(o, first) for o in rest]
+            words = " | ".join(f"{a} <{n}> {b}" for a, b in pairs for n in range(1, within + 1))
+        else:
+            words = f"{first} & ({' | '.join(rest)})"
         chunks, _ = _tables(collection)
         query = sql.SQL(SAID_TOGETHER).format(chunks=chunks)
         with self.pool.connection() as conn:
-            row = conn.execute(
-                query, {"query": f"{first} & ({' | '.join(rest)})", "docs": list(doc_ids)}
-            ).fetchone()
+            row = conn.execute(query, {"query": words, "docs": list(doc_ids)}).fetchone()
             conn.rollback()
         return row is not None
 
