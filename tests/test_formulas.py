@@ -261,3 +261,27 @@ def test_an_answer_opens_with_the_defined_metrics_name_capitalised() -> None:
         ROWS,
     )
     assert computed is not None and computed.text.startswith("Net working capital FY2021: ")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What drove the decline in Acme's operating margin in FY2022?",
+        "Why did Acme's revenue fall in FY2021?",
+        "What were the reasons for the increase in Acme's inventories at the end of FY2023?",
+        "Which factors contributed to the change in Acme's net income between FY2021 and FY2022?",
+    ],
+)
+def test_a_question_about_what_caused_a_figure_asks_for_no_metric(question: str) -> None:
+    """The causes are written in the MD&A, not computed from the statements."""
+    assert read_metric_question(question) is None
+    assert statements_needed(question) == []
+
+
+def test_a_later_explain_why_does_not_make_a_metric_question_one_about_causes() -> None:
+    question = (
+        "Does Acme have an improving gross margin profile as of FY2023? If gross margin is not "
+        "a useful metric for a company like this, then state that and explain why."
+    )
+    asked = read_metric_question(question)
+    assert asked is not None and asked.metric is not None and asked.metric.key == "gross_margin"

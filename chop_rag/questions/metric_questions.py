@@ -32,6 +32,16 @@ _TREND = re.compile(
 )
 _UP = re.compile(r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|ris(?:e|en|ing)|rose)\b", re.I)
 _DEFINED = re.compile(r"\b(?:is\s+)?defined\s+as\b|\bdefine\s+[\w\s]+\s+as\b", re.I)
+# A question whose first sentence asks for causes or an explanation ("What drove the change in
+# gross margin?", "Why did SG&A fall as a share of net sales?") asks for the narrative that
+# gives them, not for the figure it names; a later "explain why" (FinanceBench's "if gross
+# margin is not a useful metric ..., explain why") does not make it one
+_CAUSES = re.compile(
+    r"\b(?:what|which)\s+(?:factors?\s+|items?\s+)?(?:drove|drives|driven|caused?|causes"
+    r"|led\s+to|leads\s+to|contributed|accounts?\s+for|explains?)\b|\bwhy\b"
+    r"|\breasons?\s+(?:for|behind)\b|\bexplain\b",
+    re.I,
+)
 
 
 @dataclass
@@ -145,9 +155,12 @@ def _longer(first: re.Pattern[str], second: re.Pattern[str], text: str) -> bool:
 
 def read_metric_question(question: str) -> Asked | None:
     """The metric and fiscal years a question asks for, None when it asks for no known
-    metric or line item with a year. A defined metric is read by the name it defines ("X is
-    defined as ..."): its definition names which standard metric it is."""
+    metric or line item with a year, or for what caused one (_CAUSES). A defined metric is
+    read by the name it defines ("X is defined as ..."): its definition names which standard
+    metric it is."""
     asked_part = _DEFINED.split(question)[0]
+    if _CAUSES.search(re.split(r"(?<=[?.])\s", question.strip(), maxsplit=1)[0]):
+        return None
     years = _years(asked_part) or _years(question)
     if not years:
         # "Are gross margins historically consistent?": the years the statement prints
