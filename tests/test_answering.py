@@ -254,6 +254,26 @@ def test_a_filing_quote_starts_and_ends_at_sentences_and_shows_rows_with_their_p
     assert all(unit[:1].isupper() for unit in units)
 
 
+FAIR_VALUE_NOTE = """The following tables present information regarding the debt investments:
+
+Fair value level June 30, 2023 December 31, 2022
+(In thousands)
+Short-term investments:
+U.S. government securities Level 1 57,696 56,835
+Corporate bonds Level 2 416,420 213,875
+Total debt investments $ 509,921 $ 302,707"""
+
+
+def test_a_tables_rows_that_do_not_render_are_still_quoted_as_its_lines() -> None:
+    """A column between the label and the figures ("Level 2") keeps the rows from being read
+    as a statement's; they are still the table the sentence above announces, line by line,
+    and the last one is a row, not a sentence the passage cut."""
+    units = filing_units(FAIR_VALUE_NOTE, lambda line: None)
+    assert units[0].endswith("debt investments:")
+    assert "Corporate bonds Level 2 416,420 213,875" in units
+    assert units[-1] == "Total debt investments $ 509,921 $ 302,707"
+
+
 def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> None:
     text = (
         "The company's sales growth was 1.3% in FY2022. A disruption in financial markets "

@@ -22,6 +22,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel
 
+from chop_rag.answers.statement_rows import is_figure_line
 from chop_rag.retrieval.retrieve import is_about
 from chop_rag.state import Source
 from chop_rag.text.grounding import without_instructions
@@ -156,10 +157,11 @@ _TERMINAL = (".", "!", "?", ":", ")", '"', "”", "'")
 def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
     """A filing passage's units as a quote may use them: sentences of its paragraphs (the
     PDF's wrapped lines joined) and its table rows, each row rendered by ``render`` with its
-    periods and unit ("Total revenue, in millions: 2022 66,608; 2021 62,286") or kept as a
-    line when it renders none. A passage cut inside a sentence or a word ("gment revenues
-    ...") does not open or close a quote: a first unit that starts in lower case and a last
-    one that does not end a sentence are left out."""
+    periods and unit ("Total revenue, in millions: 2022 66,608; 2021 62,286") or, when it
+    renders none, kept as its own line (a row of a table whose header was not read: "Corporate
+    bonds Level 2 416,420 213,875", never joined into a sentence). A passage cut inside a
+    sentence or a word ("gment revenues ...") does not open or close a quote: a first unit that
+    starts in lower case and a last one that does not end a sentence are left out."""
     units: list[str] = []
     rows: set[int] = set()
     paragraph: list[str] = []
@@ -175,6 +177,8 @@ def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
             flush()
             continue
         rendered = render(line)
+        if rendered is None and is_figure_line(line):
+            rendered = line
         if rendered is not None:
             flush()
             rows.add(len(units))

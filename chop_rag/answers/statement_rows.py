@@ -365,6 +365,13 @@ def _days_apart(a: int, b: int) -> int:
     return min(gap, 372 - gap)
 
 
+def is_figure_line(line: str) -> bool:
+    """Whether ``line`` is a table's row by its print: a label then two or more figure cells
+    ("Corporate bonds Level 2 416,420 213,875"), whether or not its table's header was read."""
+    _label, cells = _split_row(line)
+    return len(cells) >= 2 and any(ch.isdigit() for ch in "".join(cells))
+
+
 def has_figure_lines(text: str) -> bool:
     """Whether ``text`` holds table rows (lines ending in figures), header or not."""
     return sum(1 for line in text.splitlines() if _split_row(line)[1]) >= MIN_TABLE_ROWS
