@@ -285,3 +285,26 @@ def test_a_later_explain_why_does_not_make_a_metric_question_one_about_causes() 
     )
     asked = read_metric_question(question)
     assert asked is not None and asked.metric is not None and asked.metric.key == "gross_margin"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which region had the highest operating income for Acme in FY2022?",
+        "Which of Acme's business segments had the lowest net revenue in Q1 2021?",
+        "Which product line performed the best by revenue in FY2023?",
+    ],
+)
+def test_a_question_about_which_member_of_a_breakdown_ranks_first_asks_for_no_metric(
+    question: str,
+) -> None:
+    """The consolidated statement's line does not break down by region or segment."""
+    assert read_metric_question(question) is None
+    assert statements_needed(question) == []
+
+
+def test_which_year_ranks_first_still_reads_the_line_items_own_periods() -> None:
+    asked = read_metric_question(
+        "Which fiscal year between FY2020 and FY2022 had the highest revenue?"
+    )
+    assert asked is not None and asked.item is not None and asked.item.key == "revenue"

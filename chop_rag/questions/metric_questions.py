@@ -42,6 +42,16 @@ _CAUSES = re.compile(
     r"|\breasons?\s+(?:for|behind)\b|\bexplain\b",
     re.I,
 )
+# A question that asks which member of a breakdown ranks first ("Which region had the highest
+# revenue?", "which of its segments had the lowest net income?") compares a segment table's
+# members, which the consolidated statement's line does not break down; "which year" still
+# asks for the line's own periods
+_WHICH_MEMBER = re.compile(
+    r"\bwhich\s+(?!(?:fiscal\s+)?(?:years?|quarters?|periods?|months?|half)\b)", re.I
+)
+_RANKS_FIRST = re.compile(
+    r"\b(?:best|worst|most|least|highest|lowest|largest|smallest|biggest|greatest)\b", re.I
+)
 
 
 @dataclass
@@ -155,11 +165,14 @@ def _longer(first: re.Pattern[str], second: re.Pattern[str], text: str) -> bool:
 
 def read_metric_question(question: str) -> Asked | None:
     """The metric and fiscal years a question asks for, None when it asks for no known
-    metric or line item with a year, or for what caused one (_CAUSES). A defined metric is
-    read by the name it defines ("X is defined as ..."): its definition names which standard
-    metric it is."""
+    metric or line item with a year, for what caused one (_CAUSES) or for which member of a
+    breakdown ranks first (_WHICH_MEMBER, _RANKS_FIRST). A defined metric is read by the name
+    it defines ("X is defined as ..."): its definition names which standard metric it is."""
     asked_part = _DEFINED.split(question)[0]
-    if _CAUSES.search(re.split(r"(?<=[?.])\s", question.strip(), maxsplit=1)[0]):
+    first_sentence = re.split(r"(?<=[?.])\s", question.strip(), maxsplit=1)[0]
+    if _CAUSES.search(first_sentence) or (
+        _WHICH_MEMBER.search(first_sentence) and _RANKS_FIRST.search(first_sentence)
+    ):
         return None
     years = _years(asked_part) or _years(question)
     if not years:
