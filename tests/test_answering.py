@@ -274,6 +274,22 @@ def test_a_tables_rows_that_do_not_render_are_still_quoted_as_its_lines() -> Non
     assert units[-1] == "Total debt investments $ 509,921 $ 302,707"
 
 
+def test_prose_that_wraps_after_a_date_and_a_line_of_years_are_not_table_rows() -> None:
+    text = (
+        "Average total VaR was flat for the three months ended June 30, 2023, when compared with\n"
+        "March 31, 2023,\n"
+        "reflecting increases in fixed income.\n"
+        "2023 2022 2023 2022\n"
+        "Net revenue by segment was as follows."
+    )
+    units = filing_units(text, lambda line: None)
+    assert units[0] == (
+        "Average total VaR was flat for the three months ended June 30, 2023, when compared "
+        "with March 31, 2023, reflecting increases in fixed income."
+    )
+    assert "2023 2022 2023 2022" not in units
+
+
 def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> None:
     text = (
         "The company's sales growth was 1.3% in FY2022. A disruption in financial markets "

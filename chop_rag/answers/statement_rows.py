@@ -366,10 +366,17 @@ def _days_apart(a: int, b: int) -> int:
 
 
 def is_figure_line(line: str) -> bool:
-    """Whether ``line`` is a table's row by its print: a label then two or more figure cells
-    ("Corporate bonds Level 2 416,420 213,875"), whether or not its table's header was read."""
-    _label, cells = _split_row(line)
-    return len(cells) >= 2 and any(ch.isdigit() for ch in "".join(cells))
+    """Whether ``line`` is a table's row by its print, whether or not its table's header was
+    read: a label in words, then two or more figure cells ("Corporate bonds Level 2 416,420
+    213,875"). Not a line of years alone (a header of periods) nor prose that wraps after a
+    date ("... when compared with March 31, 2023,")."""
+    label, cells = _split_row(line)
+    return (
+        len(cells) >= 2
+        and any(ch.isalpha() for ch in label)
+        and not any(cell.endswith(",") for cell in cells)
+        and not all(re.fullmatch(_YEAR, cell) for cell in cells)
+    )
 
 
 def has_figure_lines(text: str) -> bool:
