@@ -274,21 +274,6 @@ def test_a_tables_rows_that_do_not_render_are_still_quoted_as_its_lines() -> Non
     assert units[-1] == "Total debt investments $ 509,921 $ 302,707"
 
 
-def test_a_rows_label_wrapped_over_two_lines_is_one_unit_with_its_figures() -> None:
-    text = (
-        "Stock-based compensation 59,492 65,183\n"
-        "Dividends declared and paid to common shareholders ($0.01 per\n"
-        "share) — — (4,789) (4,789)\n"
-        "Repurchases of common stock (43,088) (1,753,509)"
-    )
-    units = filing_units(text, lambda line: None)
-    assert (
-        "Dividends declared and paid to common shareholders ($0.01 per share) — — (4,789) (4,789)"
-        in units
-    )
-    assert units[-1] == "Repurchases of common stock (43,088) (1,753,509)"
-
-
 def test_prose_that_wraps_after_a_date_and_a_line_of_years_are_not_table_rows() -> None:
     text = (
         "Average total VaR was flat for the three months ended June 30, 2023, when compared with\n"

@@ -152,9 +152,6 @@ def split_sentences(text: str) -> list[str]:
 
 
 _TERMINAL = (".", "!", "?", ":", ")", '"', "”", "'")
-# a table line that goes on from the line above: its label opens in lower case or closes a
-# bracket ("share) — (4,789)", "awards 2,574 25")
-_WRAPPED_LABEL = re.compile(r"[a-z)\]]")
 
 
 def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
@@ -162,8 +159,7 @@ def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
     PDF's wrapped lines joined) and its table rows, each row rendered by ``render`` with its
     periods and unit ("Total revenue, in millions: 2022 66,608; 2021 62,286") or, when it
     renders none, kept as its own line (a row of a table whose header was not read: "Corporate
-    bonds Level 2 416,420 213,875", never joined into a sentence; one whose label goes on from
-    the line above ends that line's sentence). A passage cut inside a
+    bonds Level 2 416,420 213,875", never joined into a sentence). A passage cut inside a
     sentence or a word ("gment revenues ...") does not open or close a quote: a first unit that
     starts in lower case and a last one that does not end a sentence are left out."""
     units: list[str] = []
@@ -182,13 +178,6 @@ def filing_units(text: str, render: Callable[[str], str | None]) -> list[str]:
             continue
         rendered = render(line)
         if rendered is None and is_figure_line(line):
-            if paragraph and _WRAPPED_LABEL.match(line):
-                # the end of a label wrapped from the line above: "Dividends declared and paid
-                # to common shareholders ($0.01 per" / "share) — — (4,789)" is one row
-                paragraph.append(line)
-                flush()
-                rows.add(len(units) - 1)
-                continue
             rendered = line
         if rendered is not None:
             flush()
