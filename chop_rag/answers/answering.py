@@ -385,8 +385,9 @@ def checked_verdict(
     "yes" (the manual describes doing it); a verdict on a passage that is not about the
     question is left unsaid. With ``stated_only`` (filings: "is it a high growth company?" is
     not answered by a passage that merely mentions the company) a verdict stands only where
-    the passage writes the model's reason and the reason writes a third of the question's
-    content words; a "no" also needs a negation there."""
+    the passage writes the model's reason (the filing's title and section path count for the
+    words that name it) and the reason writes a third of the question's content words; a "no"
+    also needs a negation there."""
     if verdict is None:
         return None, "none"
     about = [passage.text, passage.source["doc_title"], passage.source["model"] or ""]
@@ -397,6 +398,8 @@ def checked_verdict(
     covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
     reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])
     if stated_only:  # filings: the passage must state the reason, and the reason the answer
+        # the words naming the filing ("MGM Resorts", "FY2022") are its title's and heading's
+        reason_backed = bool(reason.strip()) and is_backed(reason, [*about, passage.heading])
         if not reason_backed or words_written_in(content, [reason]) < REASON_SHARE:
             return None, "unsaid"
         if verdict == "no" and not any(_negation.search(s) for s in [*best, reason]):
