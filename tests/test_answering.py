@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from chop_rag.answers.answering import (
     ANSWER_CHARS,
@@ -288,6 +288,19 @@ def test_prose_that_wraps_after_a_date_and_a_line_of_years_are_not_table_rows() 
         "with March 31, 2023, reflecting increases in fixed income."
     )
     assert "2023 2022 2023 2022" not in units
+
+
+def test_a_filing_verdicts_reason_may_name_the_filing_its_title_names() -> None:
+    """ "MGM Resorts" and "2022" are the filing's, not the row's: the row still states the
+    reason."""
+    text = "Dividends declared and paid to common shareholders ($0.01 per share) (4,789)"
+    row = cast(Source, {**source(1, text), "doc_title": "MGM Resorts International 2022 10-K"})
+    passage = Passage(row, "Consolidated Statements of Stockholders' Equity", text)
+    question = "Has MGM Resorts paid dividends to common shareholders in FY2022?"
+    reason = "Yes, MGM Resorts paid dividends to common shareholders in 2022."
+    assert checked_verdict("yes", reason, question, passage, [text], True) == ("yes", "backed")
+    elsewhere = Passage(source(1, "Repurchases of common stock (43,088)"), "Equity", "")
+    assert checked_verdict("yes", reason, question, elsewhere, [], True) == (None, "unsaid")
 
 
 def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> None:
