@@ -396,10 +396,11 @@ def checked_verdict(
         w for w in _word.findall(asked.lower()) if w not in _FRAMING_WORDS | _AUXILIARIES
     )
     covered = words_written_in(content, [*about, passage.heading]) >= COVERED_SHARE
-    reason_backed = bool(reason.strip()) and is_backed(reason, [passage.text])
+    # in a filing the reason's words naming it ("MGM Resorts", "FY2022") are its title's and
+    # heading's; a manual's reason is backed by the passage's own words
+    backing = [*about, passage.heading] if stated_only else [passage.text]
+    reason_backed = bool(reason.strip()) and is_backed(reason, backing)
     if stated_only:  # filings: the passage must state the reason, and the reason the answer
-        # the words naming the filing ("MGM Resorts", "FY2022") are its title's and heading's
-        reason_backed = bool(reason.strip()) and is_backed(reason, [*about, passage.heading])
         if not reason_backed or words_written_in(content, [reason]) < REASON_SHARE:
             return None, "unsaid"
         if verdict == "no" and not any(_negation.search(s) for s in [*best, reason]):

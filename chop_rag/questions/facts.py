@@ -171,6 +171,7 @@ def read_question(question: str) -> QuestionFacts:
     question (forward-looking, an event); no LLM. Periods are read by chop_rag.text.periods, as
     ingest reads them."""
     kinds = [kind for kind, pattern in _Q_KIND.items() if pattern.search(question)]
+    needed = statements_needed(question)
     return QuestionFacts(
         text=question,
         name_parts=name_tokens(question),
@@ -185,7 +186,7 @@ def read_question(question: str) -> QuestionFacts:
         forward=bool(FORWARD.search(question)),
         event=is_event_question(question),
         statements=named_statements(question),
-        statements_needed=[s for s in STATEMENTS if s.name in statements_needed(question)],
+        statements_needed=[s for s in STATEMENTS if s.name in needed],
     )
 
 
