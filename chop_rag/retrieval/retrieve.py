@@ -177,18 +177,12 @@ def rank_key(hit: Hit) -> tuple[float, str, int]:
 
 
 def retrieve_for_question(
-    ctx: Context,
-    store: Store,
-    question: str,
-    embedder: Embedder,
-    k: int | None = None,
-    focus: str = "",
+    ctx: Context, store: Store, question: str, embedder: Embedder, k: int | None = None
 ) -> Retrieved:
     """The top-k chunks for ``question``. Once the documents it names are known, the words
     that name them are left out of the embedded query: the boost (or filter) carries the
     identity, and the vector matches the topic: a question's "[Samsung Smart TV remote] ..."
-    otherwise pulls it towards every chunk that mentions the remote. ``focus`` is what a
-    follow-up's pronoun was resolved to (chop_rag.questions.conversation.referent)."""
+    otherwise pulls it towards every chunk that mentions the remote."""
     k = k or ctx.k
     if ctx.search == "fusion":
         return fused(ctx, store, question, embedder, k)
@@ -206,13 +200,10 @@ def retrieve_for_question(
     # vectors, the code's own word is matched in full text beside them; the topic's other
     # words stay with the vector (matched as words too, they pulled a troubleshooting page full
     # of "connection" and "settings" above the IPv6 section).
-    exact_words = search == "vector" and ctx.search == "auto"
-    codes = listed_codes(facts, cards, listed) if exact_words else []
-    # What a follow-up's pronoun means is, like a code, the one thing the turn is about: "And
-    # how can I remove all of them?" asks about the certificates, which the section to find
-    # names and the "Remove email accounts" one the vector put level with it does not.
-    exact = " ".join(codes) if codes else (focus if exact_words else "")
-    if exact:
+    codes = (
+        listed_codes(facts, cards, listed) if search == "vector" and ctx.search == "auto" else []
+    )
+    if codes:
         search = "hybrid"
     if search == "fusion":  # "auto" chose both rankings, fused
         return fused(ctx, store, question, embedder, k)
@@ -227,7 +218,7 @@ def retrieve_for_question(
             store.distinct_values(ctx.collection, "category"),
         )
     # in a full-text query the documents' own names match all their chunks: topic words only
-    text = (exact or resolution.topic) if search == "hybrid" else None
+    text = (" ".join(codes) if codes else resolution.topic) if search == "hybrid" else None
     bonus = RRF_BOOST if text else MODEL_BOOST
     note = ""
     hits: list[Hit] = []
@@ -292,11 +283,7 @@ def retrieve_for_question(
         note = f"{resolution.label} names several products: {', '.join(resolution.ambiguous)}"
     if ctx.search == "auto" and search == "hybrid":  # say what "auto" chose, and why
         chose = (
-            f"hybrid search (the code {', '.join(codes)})"
-            if codes
-            else f"hybrid search (the word {exact!r}, what the turn refers to)"
-            if exact
-            else "hybrid search (filings)"
+            f"hybrid search (the code {', '.join(codes)})" if codes else "hybrid search (filings)"
         )
         note = "; ".join(part for part in (note, chose) if part)
     # an unknown period or model is what the answer must decline on, not the matched entity
