@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 # What may follow a title printed alone: a qualifier in words ("(unaudited)", "(In millions)"),
 # not a footnote mark ("Balance Sheet (e)" heads a column of a note's table)
@@ -95,6 +96,44 @@ STATEMENTS = (
         r"statements?\s+of\s+(changes\s+in\s+)?((stock|share)holders['’]?\s+|total\s+)?equity",
     ),
 )
+
+
+# A non-GAAP measure as a reconciliation's title names it ("... to Adjusted EBITDAR")
+NON_GAAP_MEASURE = (
+    r"(adjusted|non[-\s]?gaap|ebitdar?|ebita?|free\s+cash\s+flow|organic|constant\s+currency"
+    r"|comparable)"
+)
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """The table that reconciles a non-GAAP measure to the GAAP figure it adjusts, which
+    Regulation G requires wherever a company reports the measure: "Reconciliation of Net Income
+    ... to Adjusted EBITDAR", "Recon of Non-GAAP Measures". A question about "Adjusted EBIT" or
+    sales growth "excluding FX" is answered there, as one naming a statement is on its page; a
+    reconciliation of the tax rate or of segments is not this table."""
+
+    name: str = "non-GAAP reconciliation"
+
+    def titled(self, alone: bool = False) -> tuple[str, str]:
+        """Its chunks, as a SearchFilter's ``titled``: under a heading, or opening with a line,
+        that says reconciliation and a non-GAAP measure (however printed: ``alone`` is alike)."""
+        recon, measure = r"\mrecon\w*\M", NON_GAAP_MEASURE
+        heading = rf"{recon}.*\m{measure}|\m{measure}.*{recon}"
+        opening = rf"(^|\n)[^\n]*{recon}[^\n]*\m{measure}"
+        return _any_gap(heading), _any_gap(opening)
+
+
+RECONCILIATION = Reconciliation()
+
+
+class TitledPart(Protocol):
+    """A part of a filing found by its printed title: a statement, a reconciliation."""
+
+    @property
+    def name(self) -> str: ...
+
+    def titled(self, alone: bool = False) -> tuple[str, str]: ...
 
 
 def named_statements(question: str) -> list[Statement]:

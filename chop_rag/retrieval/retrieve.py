@@ -14,7 +14,8 @@ full-text and vector ranks; "auto" (the default) does so for questions about fil
 balance sheet") gets that statement's best chunks first (statements_first; the question's
 facts say which statements it names, chop_rag.questions.statements); one that names none but
 asks for a metric or line item gets the statements printing its inputs ("quick ratio": the
-balance sheet; chop_rag.questions.metric_questions.statements_needed).
+balance sheet; chop_rag.questions.metric_questions.statements_needed); one about a non-GAAP
+measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from chop_rag.models.embedders import Embedder, embed_queries
 from chop_rag.questions.codes import Listed, codes_written, listing_words
 from chop_rag.questions.facts import QuestionFacts, read_question
 from chop_rag.questions.matching import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
-from chop_rag.questions.statements import Statement
+from chop_rag.questions.statements import RECONCILIATION, TitledPart
 from chop_rag.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
@@ -140,7 +141,7 @@ def with_room_for(hits: list[Hit], own: list[Hit], k: int) -> list[Hit]:
 def statement_hits(
     store: Store,
     ctx: Context,
-    statement: Statement,
+    statement: TitledPart,
     doc_ids: Sequence[str],
     vector: Sequence[float] | np.ndarray,
     k: int,
@@ -259,8 +260,11 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    # the statements it names; else those printing what the metric it asks for reads
-    statements = facts.statements or facts.statements_needed
+    # the statements it names, else those printing what the metric it asks for reads; for a
+    # non-GAAP measure ("Adjusted EBIT") first the table that reconciles it
+    statements: list[TitledPart] = [*(facts.statements or facts.statements_needed)]
+    if facts.release_measure:
+        statements.insert(0, RECONCILIATION)
     statements = statements if doc_ids and all_filings(meant) else []
     if statements:
         found = [
