@@ -11,7 +11,7 @@ from chop_rag.api import ingest
 from chop_rag.config import Context
 from chop_rag.models.construction import get_embedder
 from chop_rag.questions.facts import read_question
-from chop_rag.questions.statements import named_statements
+from chop_rag.questions.statements import RECONCILIATION, named_statements
 from chop_rag.reading.documents import SourceDocument, Span, make_document
 from chop_rag.retrieval.retrieve import retrieve_for_question, statement_hits, statements_first
 from chop_rag.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
@@ -133,6 +133,52 @@ def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
     assert sorted(h.chunk_index for h in found) == [0, 1, 6, 9], "not an index line, not a row"
 
 
+def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(
+    store: Store, context: Context
+) -> None:
+    """The table Regulation G requires beside a non-GAAP measure, however the release titles
+    it; not a reconciliation of the tax rate, nor a table that only uses the measure."""
+    collection = context.collection
+    store.ensure_collection(collection, DIM)
+    release = "ACME REPORTS FOURTH QUARTER RESULTS"
+    rows = [
+        chunk(0, "Page 14 of 15\nACME INC AND SUBSIDIARIES\nRECONCILIATION OF NET INCOME "
+                 "ATTRIBUTABLE TO ACME TO ADJUSTED EBITDAR\n(In thousands)", [release]),
+        chunk(1, "Components of Fiscal 2023 Net Sales growth\nVolume % (7)",
+              [release, "Recon of Non-GAAP Measures"]),
+        chunk(2, "Adjusted EPS\nThe following table reconciles diluted EPS to Adjusted EPS",
+              [release]),
+        chunk(3, "Reconciliation of the statutory tax rate to the effective tax rate", ["Notes"]),
+        chunk(4, "Adjusted EBITDA was $609 million, up 4% on a comparable basis.", [release]),
+        chunk(5, "Net sales $ 14,694", [release, "Consolidated Statements of Income"]),
+    ]  # fmt: skip
+    store.replace_document(
+        collection,
+        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=6),
+        rows,
+    )
+    where = SearchFilter(doc_ids=("10-K",), titled=RECONCILIATION.titled())
+    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
+    assert sorted(h.chunk_index for h in found) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("question", "reconciled"),
+    [
+        ("What was MGM's interest coverage ratio using FY2022 Adjusted EBIT?", True),
+        ("What were Acme's non-GAAP earnings per share in Q3 2023?", True),
+        ("How much did sales grow in FY2023 if we exclude the impact of FX movements?", True),
+        ("What was organic growth in the Americas in 2022?", True),
+        ("What was Acme's operating income in FY2022?", False),
+        ("What is the FY2021 unadjusted operating income margin?", False),
+    ],
+)  # fmt: skip
+def test_a_question_about_a_non_gaap_measure_is_read_as_one(
+    question: str, reconciled: bool
+) -> None:
+    assert read_question(question).release_measure is reconciled
+
+
 @pytest.mark.parametrize(
     ("question", "needed"),
     [
@@ -204,3 +250,43 @@ def test_a_metric_question_about_a_filing_gets_the_statement_printing_its_inputs
     found = retrieve_for_question(ctx, store, question, get_embedder(ctx))
     assert "Total current assets" in found.hits[0].text
     assert "balance sheet first" in found.note
+
+
+ACME_RELEASE = """ACME WIDGETS PLC REPORTS FOURTH QUARTER AND FISCAL 2023 RESULTS
+Exhibit 99.1 Earnings release for the fiscal year ended December 31, 2023
+
+HIGHLIGHTS
+
+Adjusted EBIT grew again: adjusted EBIT, adjusted EBIT margin and adjusted EBIT per share are
+the measures we manage by, and adjusted EBIT rose on higher volumes. We expect adjusted EBIT to
+grow next year, and adjusted EBIT remains the measure our board reviews with adjusted EBIT margin.
+
+RECONCILIATION OF NET INCOME TO ADJUSTED EBIT
+(in millions)
+Net income  $ 300
+Income tax expense  90
+Interest expense  60
+Restructuring  25
+Total  $ 475
+"""
+
+
+def test_a_non_gaap_question_about_a_release_gets_the_reconciliation_first(
+    context: Context,
+    store: Store,
+    scripted: object,
+) -> None:
+    """The highlights that talk about adjusted EBIT embed closer to the question than the table
+    that reconciles it; the table still comes first."""
+    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=70, chunk_overlap=0)
+    table = ACME_RELEASE.index("RECONCILIATION")
+    spans: list[Span] = [
+        {"start": 0, "end": table, "meta": {"heading": "Highlights"}},
+        {"start": table, "end": len(ACME_RELEASE), "meta": {"heading": "Financial tables"}},
+    ]
+    release = make_document("acme-q4", "Acme Widgets earnings release", ACME_RELEASE, spans=spans)
+    ingest(documents=[release], context=ctx)
+    question = "What was Acme Widgets' adjusted EBIT for FY2023?"
+    found = retrieve_for_question(ctx, store, question, get_embedder(ctx))
+    assert "Restructuring" in found.hits[0].text
+    assert "non-GAAP reconciliation first" in found.note
