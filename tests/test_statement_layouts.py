@@ -6,12 +6,15 @@ statement's own structure, never a company's wording."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from chop_rag.answers.formulas import compute
 from chop_rag.answers.statement_rows import table_rows
 from chop_rag.questions.line_items import ITEMS, rows_of_item
 from chop_rag.questions.statements import statement_named
+from chop_rag.text.periods import ReportPeriod
 
 # a 10-K whose statements are titled without "consolidated", in "Millions of dollars"
 HARROWGATE_INCOME = """HARROWGATE INSTRUMENTS
@@ -170,6 +173,41 @@ def test_a_quarter_of_a_june_fiscal_year_is_the_year_it_ends_in() -> None:
     assert rows[0].columns[2].startswith("6M FY2024")
     computed = compute("What was Quillon's gross margin in Q2 of FY2024?", rows)
     assert computed is not None and computed.value == pytest.approx(600 / 3_100 * 100)
+
+
+# a fourth-quarter earnings release of a company whose fiscal year ends June 30: its table
+# prints the quarter's three months alone
+QUILLON_RELEASE = """Quillon Packaging plc
+Adjusted EBITDA
+($ million)
+Three Months Ended June 30, 2023 2022
+Net sales 3,673 3,909
+Adjusted EBITDA 540 609
+"""
+
+
+def test_three_month_columns_alone_are_the_quarter_their_report_is_of() -> None:
+    """A fourth-quarter release's "Three Months Ended June 30" is Q4, not Q1 (as in a first
+    quarter's 10-Q, the only report whose longest span is three months)."""
+    report = ReportPeriod(quarter=4, fiscal_year=2023, ended=dt.date(2023, 6, 30))
+    fourth = table_rows(QUILLON_RELEASE, 1, report=report)
+    assert fourth[0].columns[0].startswith("Q4 FY2023 (3 months ended June 30, 2023)")
+    assert fourth[0].columns[1].startswith("Q4 FY2022 (3 months ended June 30, 2022)")
+    computed = compute("What were Quillon's net sales in Q4 FY2023?", fourth)
+    assert computed is not None and computed.values == {2023: 3_673.0}
+    first = table_rows(QUILLON_RELEASE.replace("June 30", "September 30"), 1,
+                       report=ReportPeriod(1, 2024, dt.date(2023, 9, 30)))  # fmt: skip
+    assert first[0].columns[0].startswith("Q1 FY2024 (3 months ended September 30, 2023)")
+
+
+def test_a_reports_quarter_is_not_given_to_a_table_of_another_quarter() -> None:
+    """A fourth-quarter release that also prints the third quarter's three months: that table
+    is not the fourth quarter; nor is any where the card did not read the quarter's last day."""
+    third = QUILLON_RELEASE.replace("June 30", "March 31")
+    rows = table_rows(third, 1, report=ReportPeriod(4, 2023, dt.date(2023, 6, 30)))
+    assert not rows[0].columns[0].startswith("Q4")
+    undated = table_rows(QUILLON_RELEASE, 1, report=ReportPeriod(4, 2023))
+    assert undated[0].columns == table_rows(QUILLON_RELEASE, 1)[0].columns
 
 
 def test_a_fiscal_year_is_never_answered_from_a_quarters_column() -> None:

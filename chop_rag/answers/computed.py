@@ -149,7 +149,8 @@ def rows_of(
         text = "\n".join(chunk["text"] for chunk in section)
         headings = heading_path(source)
         statement = headings[-1] if headings else ""
-        found = table_rows(text, source["number"], pages, statement)
+        report = sections.report_period(source["doc_id"])
+        found = table_rows(text, source["number"], pages, statement, report)
         if (near or whole) and has_figure_lines(text):
             if not found:
                 above, _ = sections.near(section[0], -HEADER_WINDOW, -1)
@@ -159,7 +160,7 @@ def rows_of(
                 text = f"{text}\n{below}"
                 pages = sorted({*pages, *more})
             if not found or whole:
-                found = table_rows(text, source["number"], pages, statement)
+                found = table_rows(text, source["number"], pages, statement, report)
         rows.extend(found)
     return rows
 

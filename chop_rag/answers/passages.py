@@ -31,7 +31,8 @@ def read_passages(
     if filings:
         for passage in passages:
             pages = passage.source["metadata"].get("pages") or ()
-            found = table_rows(passage.text, passage.source["number"], pages)
+            report = sections.report_period(passage.source["doc_id"])
+            found = table_rows(passage.text, passage.source["number"], pages, report=report)
 
             def render(line: str, found: list[Row] = found) -> str | None:
                 row = row_for_line(line, found)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from chop_rag.answers.answering import heading_path
 from chop_rag.config import Context
+from chop_rag.retrieval.retrieve import identity_cards
 from chop_rag.state import Source
 from chop_rag.store import Hit, Store
+from chop_rag.text.periods import ReportPeriod
 from chop_rag.types import plain_copy
 
 SECTION_WINDOW = 6  # chunks on either side of a hit that may belong to its section
@@ -29,6 +31,19 @@ class SectionReader:
     def __init__(self, ctx: Context, store: Store) -> None:
         self.ctx, self.store = ctx, store
         self._sections: dict[int, list[Source]] = {}
+        self._reports: dict[str, ReportPeriod] | None = None
+
+    def report_period(self, doc_id: str) -> ReportPeriod | None:
+        """The quarter ``doc_id`` reports, where it is a quarterly report (its identity card:
+        "MGM ... Q4 2022 ER" is the fourth quarter of fiscal 2022); the cards are read once."""
+        if self._reports is None:
+            cards = identity_cards(self.store.documents(self.ctx.collection).values())
+            self._reports = {
+                card.doc_id: ReportPeriod(card.fiscal_quarter, card.fiscal_year, card.period_end)
+                for card in cards
+                if card.fiscal_quarter and card.fiscal_year
+            }
+        return self._reports.get(doc_id)
 
     def __call__(self, source: Source) -> list[Source]:
         """The chunks next to ``source`` under the same heading path, in order."""

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chop_rag.text.periods import quarter_fiscal_year, written_dates
+from chop_rag.text.periods import ReportPeriod, quarter_fiscal_year, written_dates
 
 MAX_LABEL_CHARS = 90  # a longer "label" is a sentence that happens to end in a figure
 # a label wrapped over two lines onto its figures ("Additions to property and equipment, net
@@ -150,11 +150,18 @@ class Row:
         return f"R{number} {self.label} [{self.source}{unit}]: {cells}"
 
 
-def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str = "") -> list[Row]:
+def table_rows(
+    text: str,
+    source: int,
+    pages: Sequence[int] = (),
+    statement: str = "",
+    report: ReportPeriod | None = None,
+) -> list[Row]:
     """The rows of the tables in ``text``: lines that end in figures under a header line of
     periods (years, or dates that end in years). Lines before any such header, and cells
     that are neither figures of the header's periods nor a note or percent column, are not
-    values (the module's docstring lists what is read)."""
+    values (the module's docstring lists what is read). ``report``: the quarter the text's
+    document reports, where it is a quarterly report."""
     rows: list[Row] = []
     periods: list[str] = []
     unit = ""
@@ -186,7 +193,7 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
             continue
         above = [*above, line] if _header_fragment(line) else []
         if in_header:
-            periods, columns = fiscal_columns(header_text, periods)
+            periods, columns = fiscal_columns(header_text, periods, report)
         in_header = False
         if not periods:
             continue
@@ -238,7 +245,9 @@ def table_rows(text: str, source: int, pages: Sequence[int] = (), statement: str
 SAME_DATE_DAYS = 10  # 52/53-week years end within days of each other (January 28 / February 1)
 
 
-def fiscal_columns(header: str, periods: list[str]) -> tuple[list[str], list[str]]:
+def fiscal_columns(
+    header: str, periods: list[str], report: ReportPeriod | None = None
+) -> tuple[list[str], list[str]]:
     """A dated header's periods as fiscal years, and how the answer names each column.
 
     A 10-Q's balance sheet compares the quarter's end with the last fiscal year's end
@@ -253,7 +262,7 @@ def fiscal_columns(header: str, periods: list[str]) -> tuple[list[str], list[str
         return periods, []
     spans = _column_spans(header, [at for at, _date in dated])
     if (spans and max(spans) < 12) or (3 in spans and 12 in spans):
-        return _quarter_columns(dates, spans)
+        return _quarter_columns(dates, spans, report)
     if len(dates) < 2:
         return periods, []
     first = _day_of_year(dates[0])
@@ -311,13 +320,21 @@ def _column_spans(header: str, starts: list[int]) -> list[int]:
 
 
 def _quarter_columns(
-    dates: list[tuple[int, int, int, str]], spans: list[int]
+    dates: list[tuple[int, int, int, str]], spans: list[int], report: ReportPeriod | None = None
 ) -> tuple[list[str], list[str]]:
     """The columns of a quarter's statement ("Three Months Ended / Six Months Ended July 2,
     2023 / July 3, 2022"): the report's quarter is its longest span's (six months: the
     second), and each column's fiscal year is the one its date's quarter falls in, for any
-    fiscal calendar (chop_rag.text.periods.quarter_fiscal_year)."""
+    fiscal calendar (chop_rag.text.periods.quarter_fiscal_year). Three-month columns alone
+    are of the first quarter only in a first quarter's report: a fourth-quarter release's
+    "Three Months Ended December 31" is its own quarter (``report``) where its latest column
+    ends on the quarter's last day (within days): a third quarter's columns in the same fiscal
+    year are not."""
     quarter = max(spans) // 3
+    if quarter == 1 and report is not None and report.quarter != 1:
+        latest = max(dt.date(year, month, day) for year, month, day, _words in dates)
+        if report.ended is not None and abs((latest - report.ended).days) <= SAME_DATE_DAYS:
+            quarter = report.quarter
     fiscal: list[str] = []
     names: list[str] = []
     for (year, month, day, words), months in zip(dates, spans, strict=True):

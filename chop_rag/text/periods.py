@@ -110,6 +110,16 @@ def year_number(value: str) -> int:
 
 
 @dataclass(frozen=True)
+class ReportPeriod:
+    """The fiscal quarter a quarterly report (a 10-Q, an earnings release) is of, as its
+    identity card reads it: what a table of three-month columns alone cannot say."""
+
+    quarter: int
+    fiscal_year: int
+    ended: date | None = None  # the quarter's last day, where the card read it
+
+
+@dataclass(frozen=True)
 class Period:
     """A period: a fiscal year, a quarter of one, or a day."""
 
