@@ -272,6 +272,9 @@ class AnswerInput(TypedDict):
 
 class AnswerState(TypedDict, total=False):
     question: str
+    # what a follow-up's pronoun was resolved to ("the certificates" of "remove all of them"):
+    # matched as a word beside the vector (chop_rag.retrieval.retrieve); set by inherit_turn
+    focus: str
     question_model: str | None
     question_unknown: str | None  # what the question names that no source is about
     question_documents: list[str]

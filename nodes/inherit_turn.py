@@ -42,4 +42,8 @@ def inherit_turn(state: ChatState, runtime: Runtime[Context]) -> dict[str, Any]:
             return 0
 
     standalone = inherit(continuity.asked, continuity, previous, said)
-    return {"question": standalone.question, "turn": turn_of(continuity, standalone)}
+    return {
+        "question": standalone.question,
+        "focus": standalone.inherited.get("referent", ""),
+        "turn": turn_of(continuity, standalone),
+    }

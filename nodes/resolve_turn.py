@@ -27,6 +27,7 @@ from chop_rag.store import store_for
 # what a turn's answer writes: cleared before the turn is answered
 FRESH_TURN: dict[str, Any] = {
     "question": "",
+    "focus": "",
     "question_model": None,
     "question_unknown": None,
     "question_documents": [],

@@ -30,7 +30,7 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     store, embedder = store_for(ctx), get_embedder(ctx)
     store.open_collection(ctx.collection, embedder.name, embedder.dimension)
     started = time.perf_counter()
-    found = retrieve_for_question(ctx, store, question, embedder)
+    found = retrieve_for_question(ctx, store, question, embedder, focus=state.get("focus", ""))
     search_seconds = time.perf_counter() - started
     found_sources = [to_source(i + 1, hit) for i, hit in enumerate(found.hits)]
     asked = found.question.model

@@ -17,13 +17,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from chop_rag.api import ask, delete_thread, list_threads, thread_messages
+from chop_rag.api import ask, delete_thread, ingest, list_threads, thread_messages
 from chop_rag.config import Context
 from chop_rag.graphs.chat import build_chat_graph
 from chop_rag.graphs.chat import graph as chat_graph
 from chop_rag.reading.documents import InvalidInput
 from chop_rag.state import ChatOutput
-from tests.ingest_runs import twin_manuals
+from tests.ingest_runs import twin_manuals, write_manual
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -345,3 +345,46 @@ def test_a_thread_stored_with_whole_message_lists_reads_and_continues(
     assert [m["role"] for m in kept] == ["user", "assistant"] * 2
     assert kept[0]["content"] == question.content
     assert kept[-1]["chop"]["continuity"]["decision"] == "first"  # no turn was stored before
+
+
+# Sections of a real phone manual (Samsung Galaxy A20 e-manual, Apache-2.0), where MiniLM put
+# "remove all of the certificates" level with removing an email account, and one written to
+# say the turn's own words ("Remove all") of nothing in particular.
+EMAIL_ACCOUNTS = (
+    "## Remove email accounts\n\nShould you need to remove an email account from your device, you "
+    "can do so through the Settings menu. From Email, tap Settings. Tap the account you want "
+    "to remove. Tap Remove, and confirm when prompted."
+)
+CREDENTIALS = (
+    "## Credential storage\n\nYou can manage the trusted security certificates installed on your "
+    "device, which verify the identity of servers for secure connections. View security "
+    "certificates: Display certificates in your devices ROM and other certificates you have "
+    "installed. Clear credentials: Erase credential contents from the device and reset the "
+    "password."
+)
+REMOVE_ALL = (
+    "## Remove all\n\nHow can I remove all of them at once? Tap More options > Remove all, "
+    "and all of the items are removed when you confirm."
+)
+ACCOUNTS = (
+    "## Remove an account\n\nYou can remove accounts from your device. From Settings, tap Accounts "
+    "and backup > Accounts. Tap the account and then tap Remove account."
+)
+
+
+def test_a_follow_ups_pronoun_finds_the_section_naming_what_it_means(
+    context: Context, store, scripted, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """ "And how can I remove all of them?" after a question about certificates: the section
+    that names the certificates comes first, not one the vector finds as near ("remove")."""
+    ctx = context.with_overrides(continuity_mode="rules")
+    write_manual(
+        tmp_path, "a20.md", "Galaxy A20", EMAIL_ACCOUNTS, CREDENTIALS, REMOVE_ALL, ACCOUNTS
+    )
+    ingest([tmp_path], context=ctx)
+    ask("How can I see what certificates are installed on my Galaxy A20?", context=ctx,
+        thread_id="c")  # fmt: skip
+    follow = ask("And how can I remove all of them?", context=ctx, thread_id="c")
+    assert follow["question"] == "[Galaxy A20] And how can I remove all of the certificates?"
+    assert "Credential storage" in follow["sources"][0]["text"]
+    assert "the first passage naming certificates first" in follow["retrieval_note"]

@@ -172,18 +172,44 @@ def statements_first(hits: list[Hit], found: Sequence[list[Hit]], k: int) -> lis
     return sorted(lead.values(), key=rank_key)[:k] + rest[: max(0, k - len(lead))]
 
 
+def naming_focus_first(
+    store: Store, collection: str, hits: list[Hit], focus: str
+) -> tuple[list[Hit], bool]:
+    """``hits`` with the best one that names ``focus`` first, where the first does not: "And
+    how can I remove all of them?" after a question about certificates asks about the
+    certificates, so a passage that never names them ("Remove email accounts", which the
+    vector put level with "Credential storage") cannot be the answer. A constraint, not a
+    score: where the first names it, or none does, the ranking stands (matching the words in
+    full text as a ranking instead ranked the passage that says "notes" most, not the one
+    that edits them: bench.conversations' pronoun turns 0.833 -> 0.417)."""
+    if not hits:
+        return hits, False
+    named = store.naming(collection, [hit.id for hit in hits], focus)
+    if not named or hits[0].id in named:
+        return hits, False
+    best = next(hit for hit in hits if hit.id in named)
+    lead = replace(best, score=hits[0].score)
+    return [lead, *(hit for hit in hits if hit.id != best.id)], True
+
+
 def rank_key(hit: Hit) -> tuple[float, str, int]:
     """Best score first; ties in a stable, readable order."""
     return (-hit.score, hit.doc_title, hit.chunk_index)
 
 
 def retrieve_for_question(
-    ctx: Context, store: Store, question: str, embedder: Embedder, k: int | None = None
+    ctx: Context,
+    store: Store,
+    question: str,
+    embedder: Embedder,
+    k: int | None = None,
+    focus: str = "",
 ) -> Retrieved:
     """The top-k chunks for ``question``. Once the documents it names are known, the words
     that name them are left out of the embedded query: the boost (or filter) carries the
     identity, and the vector matches the topic: a question's "[Samsung Smart TV remote] ..."
-    otherwise pulls it towards every chunk that mentions the remote."""
+    otherwise pulls it towards every chunk that mentions the remote. ``focus``: what a
+    follow-up's pronoun was resolved to (naming_focus_first)."""
     k = k or ctx.k
     if ctx.search == "fusion":
         return fused(ctx, store, question, embedder, k)
@@ -275,6 +301,12 @@ def retrieve_for_question(
         named = ", ".join(s.name for s, chunks in zip(statements, found, strict=True) if chunks)
         if named:
             note = "; ".join(part for part in (note, f"{named} first") if part)
+    if focus:
+        hits, promoted = naming_focus_first(store, ctx.collection, hits, focus)
+        if promoted:
+            note = "; ".join(
+                part for part in (note, f"the first passage naming {focus} first") if part
+            )
     if matched.unknown_model and matched.unknown_model.lower() in listed:
         matched = replace(matched, unknown_model=None)  # a code the documents list ("E2")
     unknown = matched.unknown_model

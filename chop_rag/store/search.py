@@ -66,6 +66,11 @@ SAID_TOGETHER = """
 SELECT 1 FROM {chunks} c, to_tsquery('english', %(query)s) AS q
 WHERE c.doc_id = ANY(%(docs)s) AND c.tsv @@ q LIMIT 1
 """
+# Which of the given chunks hold every word of a phrase (stemmed as the index stems them)
+NAMING = """
+SELECT c.id FROM {chunks} c
+WHERE c.id = ANY(%(ids)s) AND c.tsv @@ plainto_tsquery('english', %(words)s)
+"""
 # The documents whose chunks hold a word (stemmed as the full-text index stems it)
 LISTING = """
 SELECT w.word, array_agg(DISTINCT c.doc_id) FROM unnest(%(words)s::text[]) AS w(word)
@@ -105,6 +110,20 @@ class Search(Schema):
             row = conn.execute(query, {"query": words, "docs": list(doc_ids)}).fetchone()
             conn.rollback()
         return row is not None
+
+    @through_outages
+    def naming(self, collection: str, chunk_ids: Sequence[int], words: str) -> set[int]:
+        """Which of ``chunk_ids`` hold every word of ``words`` ("the certificates": a chunk
+        that says "certificate"), as the full-text index reads words."""
+        if not chunk_ids or not words.strip() or not self.collection_exists(collection):
+            return set()
+        chunks, _ = _tables(collection)
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                sql.SQL(NAMING).format(chunks=chunks), {"ids": list(chunk_ids), "words": words}
+            ).fetchall()
+            conn.rollback()
+        return {row[0] for row in rows}
 
     @through_outages
     def documents_listing(self, collection: str, words: Sequence[str]) -> dict[str, set[str]]:
