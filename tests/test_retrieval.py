@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from chop_rag.config import Context
 from chop_rag.labelling.cards import DocumentCard
-from chop_rag.retrieval.retrieve import fuse_rankings, search_for, with_own_best, with_room_for
+from chop_rag.retrieval.retrieve import (
+    fuse_rankings,
+    naming_focus_first,
+    search_for,
+    with_own_best,
+    with_room_for,
+)
 from chop_rag.store import Hit
 
 
@@ -34,6 +40,30 @@ def test_own_best_chunks_get_the_bonus_and_replace_their_weaker_copies() -> None
     found = [hit(1, "a", 0.5), hit(2, "b", 0.4)]
     ranked = with_own_best(found, [hit(2, "b", 0.4)], bonus=0.3, k=2)
     assert [(h.id, round(h.score, 2)) for h in ranked] == [(2, 0.7), (1, 0.5)]
+
+
+class Naming:
+    """A store whose full-text index finds ``focus`` in the chunks ``named``."""
+
+    def __init__(self, named: set[int]) -> None:
+        self.named = named
+
+    def naming(self, collection: str, chunk_ids: list[int], words: str) -> set[int]:
+        return self.named & set(chunk_ids)
+
+
+def test_what_a_pronoun_means_is_named_by_the_passage_that_comes_first() -> None:
+    found = [hit(1, "a20", 0.632), hit(2, "a20", 0.630), hit(3, "a20", 0.598)]
+    promoted, moved = naming_focus_first(Naming({2, 3}), "c", found, "certificates")  # type: ignore[arg-type]
+    assert moved and [h.id for h in promoted] == [2, 1, 3]
+    assert promoted[0].score == 0.632, "level with the hit it passes, not above every other"
+
+
+def test_the_ranking_stands_where_the_first_names_it_or_none_does() -> None:
+    found = [hit(1, "a20", 0.6), hit(2, "a20", 0.5)]
+    for named in ({1, 2}, set()):
+        kept, moved = naming_focus_first(Naming(named), "c", found, "notes")  # type: ignore[arg-type]
+        assert not moved and kept == found
 
 
 TV = DocumentCard("tv", kind="user manual", product_model="Smart tv remote")
