@@ -11,7 +11,7 @@ from chop_rag.api import ingest
 from chop_rag.config import Context
 from chop_rag.models.construction import get_embedder
 from chop_rag.questions.facts import read_question
-from chop_rag.questions.statements import RECONCILIATION, named_statements
+from chop_rag.questions.statements import BUSINESS_DESCRIPTION, RECONCILIATION, named_statements
 from chop_rag.reading.documents import SourceDocument, Span, make_document
 from chop_rag.retrieval.retrieve import retrieve_for_question, statement_hits, statements_first
 from chop_rag.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
@@ -160,6 +160,50 @@ def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(
     where = SearchFilter(doc_ids=("10-K",), titled=RECONCILIATION.titled())
     found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
     assert sorted(h.chunk_index for h in found) == [0, 1, 2]
+
+
+def test_a_10ks_business_description_is_found_by_its_opening(
+    store: Store, context: Context
+) -> None:
+    """Item 1's opening, where the company says what it is, however the PDF gave its title;
+    not the table of contents, not Item 1A's risk factors, not Item 1's later sections."""
+    collection = context.collection
+    store.ensure_collection(collection, DIM)
+    rows = [
+        chunk(0, "TABLE OF CONTENTS\nPART I 4\nItem 1. Business. 4\nItem 1A. Risk Factors. 8",
+              ["ACME INC > DOCUMENTS INCORPORATED BY REFERENCE"]),
+        chunk(1, "PART I\n\nItem 1. - Business\n\nThe Company\n\nAcme is a global leader in "
+                 "packaging.", ["PART I > Item 1. - Business > The Company"]),
+        chunk(2, "Competition\nThe packaging industry is competitive.",
+              ["PART I > Item 1. - Business > Competition"]),
+        chunk(3, "ITEM 1A. RISK FACTORS\nOur industry is cyclical.", ["PART I > Item 1A."]),
+        chunk(4, "Unless the context otherwise requires, we means Acme.", ["Item 1. Business."]),
+    ]  # fmt: skip
+    store.replace_document(
+        collection,
+        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=5),
+        rows,
+    )
+    where = SearchFilter(doc_ids=("10-K",), titled=BUSINESS_DESCRIPTION.titled())
+    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
+    assert sorted(h.chunk_index for h in found) == [1, 4]
+
+
+@pytest.mark.parametrize(
+    ("question", "about"),
+    [
+        ("What industry does AMCOR primarily operate in?", True),
+        ("What does Acme Widgets sell, and to whom?", True),
+        ("Describe the nature of Verdant Foods' business.", True),
+        ("Which business model does the company follow?", True),
+        ("What was Acme's operating income in FY2022?", False),
+        ("What industry risks did Acme's 10-K disclose?", False),
+        ("In what sector is Verdant Foods?", True),
+        ("Did Acme's revenue grow in the industrial segment?", False),
+    ],
+)  # fmt: skip
+def test_a_question_about_what_a_company_does_is_read_as_one(question: str, about: bool) -> None:
+    assert read_question(question).about_business is about
 
 
 @pytest.mark.parametrize(

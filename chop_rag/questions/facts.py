@@ -16,7 +16,12 @@ import re
 from dataclasses import dataclass, field
 
 from chop_rag.questions.metric_questions import statements_needed
-from chop_rag.questions.statements import STATEMENTS, Statement, named_statements
+from chop_rag.questions.statements import (
+    ABOUT_THE_BUSINESS,
+    STATEMENTS,
+    Statement,
+    named_statements,
+)
 from chop_rag.text.names import name_tokens
 from chop_rag.text.periods import Period, bare_years, periods_in
 from chop_rag.text.words import word_set
@@ -154,6 +159,7 @@ class QuestionFacts:
     bare_years: list[int] = field(default_factory=list)
     # a measure earnings releases report (non-GAAP): a release of the period comes first
     release_measure: bool = False
+    about_business: bool = False  # what the company is or does (statements.ABOUT_THE_BUSINESS)
     # about what a company expects (forecast, guidance, outlook): the filings before the
     # period hold it
     forward: bool = False
@@ -183,6 +189,7 @@ def read_question(question: str) -> QuestionFacts:
         kinds=kinds,
         bare_years=bare_years(question),
         release_measure=bool(_RELEASE_MEASURE.search(question)),
+        about_business=bool(ABOUT_THE_BUSINESS.search(question)),
         forward=bool(FORWARD.search(question)),
         event=is_event_question(question),
         statements=named_statements(question),

@@ -127,6 +127,37 @@ class Reconciliation:
 RECONCILIATION = Reconciliation()
 
 
+@dataclass(frozen=True)
+class BusinessDescription:
+    """Item 1 of a 10-K, "Business", where Regulation S-K (Item 101) has the company describe
+    what it does: its industry, products, segments and markets. A question about what the
+    company is ("What industry does X primarily operate in?") is answered there, not in the
+    risk factors that also say "industry" (Item 1A) or the MD&A."""
+
+    name: str = "business description"
+
+    def titled(self, alone: bool = False) -> tuple[str, str]:
+        """Its opening, as a SearchFilter's ``titled``: the chunk whose heading or opening
+        lines hold "Item 1. Business" as a line of its own (not "Item 1A.", not the table of
+        contents' "Item 1. Business 4"), where the company says what it is before its
+        sections on competition, customers and employees."""
+        line = r"(^|\n)\s*item\s*1\M[^a-z0-9\n]*business[.:]?\s*(\n|$)"
+        return _any_gap(line), _any_gap(line)
+
+
+BUSINESS_DESCRIPTION = BusinessDescription()
+# A question about what a company is or does, rather than a figure or an event
+ABOUT_THE_BUSINESS = re.compile(
+    r"\bwhat\s+(?:industr(?:y|ies)|sectors?|lines?\s+of\s+business|kinds?\s+of\s+business)"
+    r"\s+(?:does|do|is|are)\b"
+    r"|\b(?:primarily|mainly|principally)\s+(?:operates?|engaged?|does|do)\b"
+    r"|\bwhat\s+(?:does|do)\s+[^?]{1,60}?\s+(?:do|sell|make|produce|manufacture|offer)\b"
+    r"|\b(?:nature|description)\s+of\s+(?:[^?.]{0,40}?\s)?business\b"
+    r"|\bbusiness\s+model\b",
+    re.I,
+)
+
+
 class TitledPart(Protocol):
     """A part of a filing found by its printed title: a statement, a reconciliation."""
 

@@ -32,7 +32,7 @@ from chop_rag.models.embedders import Embedder, embed_queries
 from chop_rag.questions.codes import Listed, codes_written, listing_words
 from chop_rag.questions.facts import QuestionFacts, read_question
 from chop_rag.questions.matching import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
-from chop_rag.questions.statements import RECONCILIATION, TitledPart
+from chop_rag.questions.statements import BUSINESS_DESCRIPTION, RECONCILIATION, TitledPart
 from chop_rag.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
@@ -291,6 +291,8 @@ def retrieve_for_question(
     statements: list[TitledPart] = [*(facts.statements or facts.statements_needed)]
     if facts.release_measure:
         statements.insert(0, RECONCILIATION)
+    if facts.about_business:  # "What industry does X operate in?": Item 1, Business
+        statements.insert(0, BUSINESS_DESCRIPTION)
     statements = statements if doc_ids and all_filings(meant) else []
     if statements:
         found = [
