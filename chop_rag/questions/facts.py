@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from chop_rag.questions.metric_questions import statements_needed
 from chop_rag.questions.statements import (
     ABOUT_THE_BUSINESS,
+    BUSINESS_DESCRIPTION,
+    RECONCILIATION,
     STATEMENTS,
     Statement,
+    TitledPart,
     named_statements,
 )
 from chop_rag.text.names import name_tokens
@@ -170,6 +173,19 @@ class QuestionFacts:
     # the statements printing the inputs of the metric or line item it asks for ("quick
     # ratio": the balance sheet; "gross margin": the income statement)
     statements_needed: list[Statement] = field(default_factory=list)
+
+    @property
+    def titled_parts(self) -> list[TitledPart]:
+        """The parts of a filing, found by their printed titles, whose best chunks come first
+        (chop_rag.retrieval.retrieve.statements_first): Item 1's opening for what the company
+        does, the reconciliation of a non-GAAP measure, the statements named, else those
+        printing the inputs of the metric asked."""
+        parts: list[TitledPart] = []
+        if self.about_business:
+            parts.append(BUSINESS_DESCRIPTION)
+        if self.release_measure:
+            parts.append(RECONCILIATION)
+        return [*parts, *(self.statements or self.statements_needed)]
 
 
 def read_question(question: str) -> QuestionFacts:

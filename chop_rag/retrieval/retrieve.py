@@ -15,7 +15,8 @@ balance sheet") gets that statement's best chunks first (statements_first; the q
 facts say which statements it names, chop_rag.questions.statements); one that names none but
 asks for a metric or line item gets the statements printing its inputs ("quick ratio": the
 balance sheet; chop_rag.questions.metric_questions.statements_needed); one about a non-GAAP
-measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation).
+measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation), one
+about what the company does the opening of its 10-K's Item 1 (QuestionFacts.titled_parts).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from chop_rag.models.embedders import Embedder, embed_queries
 from chop_rag.questions.codes import Listed, codes_written, listing_words
 from chop_rag.questions.facts import QuestionFacts, read_question
 from chop_rag.questions.matching import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
-from chop_rag.questions.statements import BUSINESS_DESCRIPTION, RECONCILIATION, TitledPart
+from chop_rag.questions.statements import TitledPart
 from chop_rag.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
 MODEL_BOOST = 0.3  # cosine points: a question that names its document means that document
@@ -286,14 +287,8 @@ def retrieve_for_question(
                 share = bonus * SECONDARY_SHARE
                 hits = with_own_best(hits, own, share, k)
                 hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    # the statements it names, else those printing what the metric it asks for reads; for a
-    # non-GAAP measure ("Adjusted EBIT") first the table that reconciles it
-    statements: list[TitledPart] = [*(facts.statements or facts.statements_needed)]
-    if facts.release_measure:
-        statements.insert(0, RECONCILIATION)
-    if facts.about_business:  # "What industry does X operate in?": Item 1, Business
-        statements.insert(0, BUSINESS_DESCRIPTION)
-    statements = statements if doc_ids and all_filings(meant) else []
+    # the statements it names or its metric needs, a non-GAAP measure's reconciliation, Item 1
+    statements = facts.titled_parts if doc_ids and all_filings(meant) else []
     if statements:
         found = [
             statement_hits(store, ctx, statement, doc_ids, vector, k, text)
