@@ -199,6 +199,7 @@ def test_a_10ks_business_description_is_found_by_its_opening(
         ("What was Acme's operating income in FY2022?", False),
         ("What industry risks did Acme's 10-K disclose?", False),
         ("In what sector is Verdant Foods?", True),
+        ("Which countries does Acme mainly operate in?", False),
         ("Did Acme's revenue grow in the industrial segment?", False),
     ],
 )  # fmt: skip

@@ -146,11 +146,11 @@ class BusinessDescription:
 
 
 BUSINESS_DESCRIPTION = BusinessDescription()
-# A question about what a company is or does, rather than a figure or an event
+# A question about what a company is or does, rather than a figure or an event; where it
+# operates ("the geographies it primarily operates in") is a segment table's, not this
 ABOUT_THE_BUSINESS = re.compile(
     r"\bwhat\s+(?:industr(?:y|ies)|sectors?|lines?\s+of\s+business|kinds?\s+of\s+business)"
     r"\s+(?:does|do|is|are)\b"
-    r"|\b(?:primarily|mainly|principally)\s+(?:operates?|engaged?|does|do)\b"
     r"|\bwhat\s+(?:does|do)\s+[^?]{1,60}?\s+(?:do|sell|make|produce|manufacture|offer)\b"
     r"|\b(?:nature|description)\s+of\s+(?:[^?.]{0,40}?\s)?business\b"
     r"|\bbusiness\s+model\b",
