@@ -273,7 +273,8 @@ class AnswerInput(TypedDict):
 class AnswerState(TypedDict, total=False):
     question: str
     # what a follow-up's pronoun was resolved to ("the certificates" of "remove all of them"):
-    # matched as a word beside the vector (chop_rag.retrieval.retrieve); set by inherit_turn
+    # the passage that comes first names it (chop_rag.retrieval.retrieve.naming_focus_first);
+    # set by inherit_turn, cleared by resolve_turn
     focus: str
     question_model: str | None
     question_unknown: str | None  # what the question names that no source is about

@@ -11,7 +11,12 @@ from chop_rag.api import ingest
 from chop_rag.config import Context
 from chop_rag.models.construction import get_embedder
 from chop_rag.questions.facts import read_question
-from chop_rag.questions.statements import BUSINESS_DESCRIPTION, RECONCILIATION, named_statements
+from chop_rag.questions.statements import (
+    BUSINESS_DESCRIPTION,
+    RECONCILIATION,
+    TitledPart,
+    named_statements,
+)
 from chop_rag.reading.documents import SourceDocument, Span, make_document
 from chop_rag.retrieval.retrieve import retrieve_for_question, statement_hits, statements_first
 from chop_rag.store import ChunkRow, DocumentRecord, Hit, SearchFilter, Store
@@ -79,6 +84,20 @@ def chunk(index: int, text: str, headings: list[str]) -> ChunkRow:
                     metadata={"headings": headings})  # fmt: skip
 
 
+def titled_chunks(
+    store: Store, context: Context, rows: list[ChunkRow], part: TitledPart
+) -> list[int]:
+    """The chunks of a filing made of ``rows`` that ``part`` is found in by its printed title."""
+    store.ensure_collection(context.collection, DIM)
+    record = DocumentRecord(
+        doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=len(rows)
+    )
+    store.replace_document(context.collection, record, rows)
+    where = SearchFilter(doc_ids=("10-K",), titled=part.titled())
+    found = store.search(context.collection, np.ones(DIM) / 2, 10, where=where)
+    return sorted(h.chunk_index for h in found)
+
+
 def test_a_title_printed_alone_is_looked_for_only_where_the_consolidated_one_is_not(
     store: Store, context: Context
 ) -> None:
@@ -105,8 +124,6 @@ def test_a_title_printed_alone_is_looked_for_only_where_the_consolidated_one_is_
 def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
     store: Store, context: Context
 ) -> None:
-    collection = context.collection
-    store.ensure_collection(collection, DIM)
     item8 = "PART II > Item 8. Financial Statements and Supplementary Data"
     rows = [
         chunk(0, "Assets\nCash $ 1,980", [item8, "Consolidated Balance Sheets"]),
@@ -122,15 +139,9 @@ def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
         chunk(8, "Consolidated balance sheets: Other assets $ 1,025\n", [item8]),
         chunk(9, "Consolidated Balance Sheets as of December 31, 2020\nAssets", [item8]),
     ]
-    store.replace_document(
-        collection,
-        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=10),
-        rows,
-    )
     (balance_sheet,) = named_statements("based on the balance sheet")
-    where = SearchFilter(doc_ids=("10-K",), titled=balance_sheet.titled())
-    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
-    assert sorted(h.chunk_index for h in found) == [0, 1, 6, 9], "not an index line, not a row"
+    found = titled_chunks(store, context, rows, balance_sheet)
+    assert found == [0, 1, 6, 9], "not an index line, not a row"
 
 
 def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(
@@ -138,8 +149,6 @@ def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(
 ) -> None:
     """The table Regulation G requires beside a non-GAAP measure, however the release titles
     it; not a reconciliation of the tax rate, nor a table that only uses the measure."""
-    collection = context.collection
-    store.ensure_collection(collection, DIM)
     release = "ACME REPORTS FOURTH QUARTER RESULTS"
     rows = [
         chunk(0, "Page 14 of 15\nACME INC AND SUBSIDIARIES\nRECONCILIATION OF NET INCOME "
@@ -152,14 +161,7 @@ def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(
         chunk(4, "Adjusted EBITDA was $609 million, up 4% on a comparable basis.", [release]),
         chunk(5, "Net sales $ 14,694", [release, "Consolidated Statements of Income"]),
     ]  # fmt: skip
-    store.replace_document(
-        collection,
-        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=6),
-        rows,
-    )
-    where = SearchFilter(doc_ids=("10-K",), titled=RECONCILIATION.titled())
-    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
-    assert sorted(h.chunk_index for h in found) == [0, 1, 2]
+    assert titled_chunks(store, context, rows, RECONCILIATION) == [0, 1, 2]
 
 
 def test_a_10ks_business_description_is_found_by_its_opening(
@@ -167,8 +169,6 @@ def test_a_10ks_business_description_is_found_by_its_opening(
 ) -> None:
     """Item 1's opening, where the company says what it is, however the PDF gave its title;
     not the table of contents, not Item 1A's risk factors, not Item 1's later sections."""
-    collection = context.collection
-    store.ensure_collection(collection, DIM)
     rows = [
         chunk(0, "TABLE OF CONTENTS\nPART I 4\nItem 1. Business. 4\nItem 1A. Risk Factors. 8",
               ["ACME INC > DOCUMENTS INCORPORATED BY REFERENCE"]),
@@ -179,14 +179,7 @@ def test_a_10ks_business_description_is_found_by_its_opening(
         chunk(3, "ITEM 1A. RISK FACTORS\nOur industry is cyclical.", ["PART I > Item 1A."]),
         chunk(4, "Unless the context otherwise requires, we means Acme.", ["Item 1. Business."]),
     ]  # fmt: skip
-    store.replace_document(
-        collection,
-        DocumentRecord(doc_id="10-K", title="10-K", source="10-K", fingerprint="h", chunk_count=5),
-        rows,
-    )
-    where = SearchFilter(doc_ids=("10-K",), titled=BUSINESS_DESCRIPTION.titled())
-    found = store.search(collection, np.ones(DIM) / 2, 10, where=where)
-    assert sorted(h.chunk_index for h in found) == [1, 4]
+    assert titled_chunks(store, context, rows, BUSINESS_DESCRIPTION) == [1, 4]
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ ABOUT_THE_BUSINESS = re.compile(
 
 
 class TitledPart(Protocol):
-    """A part of a filing found by its printed title: a statement, a reconciliation."""
+    """A part of a filing found by its printed title: a statement, a reconciliation, Item 1."""
 
     @property
     def name(self) -> str: ...

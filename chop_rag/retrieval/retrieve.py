@@ -149,9 +149,10 @@ def statement_hits(
     query_text: str | None,
 ) -> list[Hit]:
     """A statement's best ``k`` chunks in these documents: titled as filings print it in their
-    financial section, else by its title printed alone (Statement.titled)."""
-    for alone in (False, True):
-        where = SearchFilter(doc_ids=tuple(doc_ids), titled=statement.titled(alone))
+    financial section, else by its title printed alone (Statement.titled); a part titled
+    alike either way (a reconciliation, Item 1) is searched once."""
+    for titled in dict.fromkeys((statement.titled(False), statement.titled(True))):
+        where = SearchFilter(doc_ids=tuple(doc_ids), titled=titled)
         hits = store.search(
             ctx.collection, vector, k, where=where, query_text=query_text, ef_search=ctx.ef_search
         )
