@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-from chop_rag.api import ingest
 from chop_rag.config import Context
 from chop_rag.labelling.cards import DocumentCard
-from chop_rag.models.construction import get_embedder
-from chop_rag.reading.documents import Span, make_document
 from chop_rag.retrieval.retrieve import (
-    RANKED_AT_LEAST,
     fuse_rankings,
     naming_focus_first,
-    new_pages_first,
-    retrieve_for_question,
     search_for,
     with_own_best,
     with_room_for,
 )
-from chop_rag.store import Hit, Store
+from chop_rag.store import Hit
 
 
-def hit(id: int, doc: str, score: float, pages: tuple[int, ...] = ()) -> Hit:
-    metadata = {"pages": list(pages)} if pages else {}
+def hit(id: int, doc: str, score: float) -> Hit:
     return Hit(id=id, doc_id=doc, doc_title=doc, chunk_index=id, text="", prefix="",
                category=None, nouns=[], model=None, cnm_source="heading", char_start=0,
-               char_end=0, score=score, metadata=metadata)  # fmt: skip
+               char_end=0, score=score, metadata={})  # fmt: skip
 
 
 def test_a_secondary_document_keeps_a_quarter_of_the_places_below_the_reference() -> None:
@@ -96,49 +89,3 @@ def test_fused_rankings_put_first_what_both_rank_well_and_keep_what_one_finds() 
     assert [h.id for h in fused][:2] == [2, 1], "in both rankings: first"
     assert {h.id for h in fused} == {1, 2, 3, 4}, "found by one ranking only: kept"
     assert fuse_rankings([vector, hybrid], k=2) == fused[:2]
-
-
-def test_a_page_already_shown_gives_its_place_to_the_next_page() -> None:
-    found = [hit(1, "10-K", 0.9, (118,)), hit(2, "10-K", 0.8, (118,)),
-             hit(3, "10-K", 0.7, (118,)), hit(4, "10-K", 0.6, (69,)),
-             hit(5, "10-K", 0.5, (43,))]  # fmt: skip
-    assert [h.id for h in new_pages_first(found)] == [1, 4, 5, 2, 3]
-
-
-def test_a_chunk_spanning_a_new_page_or_another_document_is_not_a_repeat() -> None:
-    found = [hit(1, "10-K", 0.9, (10,)), hit(2, "10-K", 0.8, (10, 11)),
-             hit(3, "release", 0.7, (10,)), hit(4, "10-K", 0.6, (11,))]  # fmt: skip
-    assert [h.id for h in new_pages_first(found)] == [1, 2, 3, 4]
-
-
-def test_chunks_without_pages_keep_their_ranking() -> None:
-    found = [hit(1, "manual", 0.9), hit(2, "manual", 0.8), hit(3, "manual", 0.7)]
-    assert new_pages_first(found) == found
-
-
-def test_the_default_k_sources_are_the_first_of_the_wider_ranking_with_new_pages_first(
-    context: Context, store: Store, scripted: object
-) -> None:
-    """A page of filter instructions long enough for several chunks, then a page each on
-    other care topics: the five sources a default answer gets are the first five of the ten
-    the search ranks, and they show five pages, not one page five times."""
-    ctx = context.with_overrides(continuity_mode="rules", chunk_tokens=40, chunk_overlap=0)
-    filter_page = " ".join(
-        f"Step {n}: clean the air filter of the purifier under running water." for n in range(12)
-    )
-    others = [f"Page {n}: the purifier's {topic} and how to look after it." for n, topic in
-              enumerate(["fan", "display", "timer", "power cord", "sensor"], start=2)]  # fmt: skip
-    text = "\n".join([filter_page, *others])
-    spans: list[Span] = []
-    start = 0
-    for page, part in enumerate([filter_page, *others], start=1):
-        spans.append({"start": start, "end": start + len(part), "meta": {"page": page}})
-        start += len(part) + 1
-    ingest(documents=[make_document("purifier", "Purifier manual", text, spans=spans)], context=ctx)
-    question = "How do I clean the purifier's air filter?"
-    ranked = retrieve_for_question(ctx, store, question, get_embedder(ctx), k=RANKED_AT_LEAST)
-    sources = retrieve_for_question(ctx, store, question, get_embedder(ctx))
-    assert [h.id for h in sources.hits] == [h.id for h in ranked.hits[: ctx.k]]
-    pages = [tuple(h.metadata["pages"]) for h in sources.hits]
-    assert pages[0] == (1,), "the filter page still comes first"
-    assert len(set(pages)) == len(pages), "no page twice while another page is ranked"

@@ -17,8 +17,6 @@ asks for a metric or line item gets the statements printing its inputs ("quick r
 balance sheet; chop_rag.questions.metric_questions.statements_needed); one about a non-GAAP
 measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation), one
 about what the company does the opening of its 10-K's Item 1 (QuestionFacts.titled_parts).
-The k kept are the first of at least RANKED_AT_LEAST ranked, with the chunks that repeat a
-page already shown moved below those that show a new one (new_pages_first).
 """
 
 from __future__ import annotations
@@ -48,10 +46,6 @@ SECONDARY_SHARE = 0.5
 # of the k places: the best chunks of the financial statements a question names ("based on the
 # balance sheet ..."; chop_rag.questions.statements) or its metric needs
 STATEMENT_PLACES = 2
-# hits ranked before a page's repeats move down (new_pages_first) and the first k are kept:
-# twice the default k, and the ten bench.finance scores, so a default answer's five sources
-# are the first five of the ranking the benchmark measures
-RANKED_AT_LEAST = 10
 
 
 @dataclass
@@ -200,24 +194,6 @@ def naming_focus_first(
     return [lead, *(hit for hit in hits if hit.id != best.id)], True
 
 
-def new_pages_first(hits: list[Hit]) -> list[Hit]:
-    """``hits`` with each one that shows no page a higher hit of its document has not already
-    shown moved below those that do, both in rank order: a filing's table page split into
-    four chunks otherwise fills four of the five sources with one page. Search engines
-    collapse results on a field the same way; the first hit never moves, and the first hit
-    from any page keeps or improves its rank. Chunks without pages (a manual's sections)
-    never count as repeats."""
-    shown: dict[str, set[object]] = {}
-    fresh: list[Hit] = []
-    repeats: list[Hit] = []
-    for hit in hits:
-        pages = set(hit.metadata.get("pages") or ())
-        seen = shown.setdefault(hit.doc_id, set())
-        (repeats if pages and pages <= seen else fresh).append(hit)
-        seen |= pages
-    return fresh + repeats
-
-
 def rank_key(hit: Hit) -> tuple[float, str, int]:
     """Best score first; ties in a stable, readable order."""
     return (-hit.score, hit.doc_title, hit.chunk_index)
@@ -237,9 +213,6 @@ def retrieve_for_question(
     otherwise pulls it towards every chunk that mentions the remote. ``focus``: what a
     follow-up's pronoun was resolved to (naming_focus_first)."""
     k = k or ctx.k
-    if k < RANKED_AT_LEAST:  # rank the wider list, keep its first k once repeats move down
-        wider = retrieve_for_question(ctx, store, question, embedder, RANKED_AT_LEAST, focus)
-        return replace(wider, hits=wider.hits[:k])
     if ctx.search == "fusion":
         return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
@@ -350,11 +323,7 @@ def retrieve_for_question(
     # an unknown period or model is what the answer must decline on, not the matched entity
     documents = [] if unknown else doc_ids + secondary
     return Retrieved(
-        hits=new_pages_first(hits),
-        question=matched,
-        note=note,
-        documents=documents,
-        resolution=resolution,
+        hits=hits, question=matched, note=note, documents=documents, resolution=resolution
     )
 
 
@@ -367,8 +336,7 @@ def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int)
         ctx.with_overrides(search="hybrid"), store, question, embedder, k
     )
     note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
-    hits = new_pages_first(fuse_rankings([by_vector.hits, by_hybrid.hits], k))
-    return replace(by_hybrid, hits=hits, note=note)
+    return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
 
 
 def fuse_rankings(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
