@@ -84,13 +84,7 @@ STATEMENTS = (
     ),
     Statement(
         "cash flow statement",
-        # or by its three sections, as ASC 230 has every cash flow statement print them:
-        # "Among operations, investing, and financing activities, which brought in the most?"
-        re.compile(
-            r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b"
-            r"|\boperat(?:ing|ions)\W+(?:\w+\W+){0,2}?investing\W+(?:(?:and|or|&)\W+)?financing\b",
-            re.I,
-        ),
+        re.compile(r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", re.I),
         r"statements?\s+of\s+cash\s+flows?|cash\s+flows?\s+statements?",
     ),
     Statement(
