@@ -222,6 +222,8 @@ def fin_summary(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     for k in KS:
         summary[f"hit@{k}"] = mean([hit_at_k(r["relevant"], k) for r in records])
     summary["mrr@10"] = mean([mrr_at_k(r["relevant"], 10) for r in records])
+    if records and all("in_sources" in r for r in records):
+        summary["in_sources"] = mean([float(r["in_sources"]) for r in records])
     return summary
 
 
@@ -257,12 +259,24 @@ def evaluate(
         collection = collection_name(prefix, method)
         log(f"{method}: indexing {len(documents)} filing(s) into {collection}")
         stats = build_index(method, ctx, store, collection, documents, memo)
+    texts = [q.question for q in questions]
     hits, resolved, stats.retrieval_seconds = search_questions(
-        ctx, store, collection, method, [q.question for q in questions], k=TOP_K
+        ctx, store, collection, method, texts, k=TOP_K
+    )
+    # what a default answer reads: chop's k sources, ranked at k as `ask` ranks them (the
+    # hybrid search's candidate pool and the release's reserved place depend on k)
+    sources = (
+        search_questions(ctx, store, collection, method, texts, k=ctx.k)[0]
+        if method == "chop"
+        else [[] for _ in texts]
     )
     records = []
-    for question, found, names in zip(questions, hits, resolved, strict=True):
+    for question, found, names, shown in zip(questions, hits, resolved, sources, strict=True):
         record = fin_record(question, found, stems, filings.same_file)
+        if method == "chop":
+            record["in_sources"] = any(
+                page_relevant(h, stems.get(h.doc_id), question, filings.same_file) for h in shown
+            )
         record["resolved"] = [stems.get(d, d) for d in names]
         same = filings.same_file
         company = company_of(sorted(question.doc_names)[0], known or {})
@@ -297,14 +311,17 @@ def evaluate(
 
 def markdown(results: dict[str, Any]) -> str:
     s = results["settings"]
-    header = ["method", "Doc@1", *(f"Hit@{k}" for k in KS), "MRR@10", "chunks", "LLM work",
-              "LLM/chunk", "index wall s", "retrieval", "resolved", "right company"]  # fmt: skip
+    header = ["method", "Doc@1", *(f"Hit@{k}" for k in KS), "MRR@10", "page in sources",
+              "chunks", "LLM work", "LLM/chunk", "index wall s", "retrieval", "resolved",
+              "right company"]  # fmt: skip
     rows = []
     for name, r in results["methods"].items():
         m, c = r["metrics"], r["costs"]
         rows.append(
             [name, f"{m['doc@1']:.3f}", *(f"{m[f'hit@{k}']:.3f}" for k in KS),
-             f"{m['mrr@10']:.3f}", c["chunks"], *llm_work(c), f"{c['index_seconds']:.1f}",
+             f"{m['mrr@10']:.3f}",
+             f"{m['in_sources']:.3f}" if "in_sources" in m else "-",
+             c["chunks"], *llm_work(c), f"{c['index_seconds']:.1f}",
              "chop" if r["method"] == "chop" else "plain",
              f"{r['resolved_questions']}/{int(m['questions'])}",
              f"{r.get('right_company', 0.0):.3f}" if r["method"] == "chop" else "-"]
@@ -335,7 +352,10 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         "Doc@1: the top chunk comes from an evidence document (doc_name = file stem). Hit@k / "
         "MRR@10: a chunk of an evidence document whose pages (1-based) hold an evidence page "
-        "(evidence_page_num + 1). retrieval `chop`: "
+        "(evidence_page_num + 1), in one top-10 ranking. page in sources: such a chunk among "
+        "the k (Context.k) sources a default answer reads, retrieved at k as `ask` does (the "
+        "hybrid search's candidate pool and the release's reserved place depend on k, so "
+        "these five can differ from the ranking's first five). retrieval `chop`: "
         "chop_rag.retrieval.retrieve.retrieve_for_question, default Context; `plain`: vector "
         "search. resolved: questions for which chop's retrieval matched a document by name; "
         "right company: the share of questions whose resolved documents "
@@ -423,7 +443,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 SIDE_HEADER = ["subset", "n", "right company", "right document", "Doc@1", "page Hit@5",
-               "numeric match", "yes/no right", "yes/no unsaid", "declined",
+               "page in sources", "numeric match", "yes/no right", "yes/no unsaid", "declined",
                "collection"]  # fmt: skip
 
 
@@ -451,6 +471,7 @@ def side_by_side(out: Path, answers: Path | None = None) -> dict[str, Any]:
             "questions": chop.get("metrics", {}).get("questions"),
             "doc@1": chop.get("metrics", {}).get("doc@1"),
             "hit@5": chop.get("metrics", {}).get("hit@5"),
+            "in_sources": chop.get("metrics", {}).get("in_sources"),
             "collection": chop.get("collection"),
             "right_company": resolved.get("right_company"),
             "right_document": resolved.get("right_document"),
@@ -459,7 +480,8 @@ def side_by_side(out: Path, answers: Path | None = None) -> dict[str, Any]:
     def cell(value: Any) -> str:
         return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
-    keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "numeric",
+    keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "in_sources",
+            "numeric",
             "yes_no_right", "yes_no_unsaid", "declined", "collection"]  # fmt: skip
     rows = [[subset, *(cell(row[k]) for k in keys)] for subset, row in table.items()]
     text = "\n".join(
@@ -470,7 +492,9 @@ def side_by_side(out: Path, answers: Path | None = None) -> dict[str, Any]:
             "",
             "right company / right document: bench.resolution (cards as ingest builds them, "
             "no LLM): every document a question is resolved to is of the evidence's company / "
-            "an evidence document is among them. Doc@1, page Hit@5: chop on the `chop ingest` "
+            "an evidence document is among them. Doc@1, page Hit@5 (of a top-10 ranking), page "
+            "in sources (an evidence page among the k sources a default answer reads, ranked "
+            "at k as `ask` ranks them): chop on the `chop ingest` "
             "collection (bench.finance --methods chop --ingested ...). numeric match (every "
             "figure of the reference in the answer within 1%), yes/no right, yes/no unsaid, "
             "declined: bench.answers on the same collection (ANSWERS/answers-fin-SUBSET).",

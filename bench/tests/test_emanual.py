@@ -242,6 +242,14 @@ def test_fin_relevance_is_an_evidence_page_of_an_evidence_filing() -> None:
     assert first["doc_at_1"] is True and first["first_relevant_rank"] == 2
 
 
+def test_fin_page_in_sources_is_the_share_whose_default_answer_reads_an_evidence_page() -> None:
+    question = FinQuestion("q1", "Q?", "domain-relevant", "Amcor", (("AMCOR_2023_10K", 14),))
+    ranked = fin_record(question, [fin_hit("/a/AMCOR_2023_10K.pdf", [14])], {})
+    assert "in_sources" not in fin_summary([ranked]), "only chop's records carry their sources"
+    shown = [{**ranked, "in_sources": True}, {**ranked, "in_sources": False}]
+    assert fin_summary(shown)["in_sources"] == 0.5
+
+
 def test_fin_counts_a_byte_identical_copy_of_the_evidence_filing_as_that_filing() -> None:
     # the dev folder holds the same 8-K as "..._2022-07-01" and "..._dated-2022-07-01"
     question = FinQuestion("q", "Q?", "novel-generated", "Amcor", (("8K_dated-07-01", 2),))
