@@ -481,8 +481,7 @@ def side_by_side(out: Path, answers: Path | None = None) -> dict[str, Any]:
         return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
     keys = ["questions", "right_company", "right_document", "doc@1", "hit@5", "in_sources",
-            "numeric",
-            "yes_no_right", "yes_no_unsaid", "declined", "collection"]  # fmt: skip
+            "numeric", "yes_no_right", "yes_no_unsaid", "declined", "collection"]  # fmt: skip
     rows = [[subset, *(cell(row[k]) for k in keys)] for subset, row in table.items()]
     text = "\n".join(
         [
