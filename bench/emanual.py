@@ -339,16 +339,16 @@ def search_questions(
     chop_rag.retrieval.retrieve.retrieve_for_question with the default Context (the document the
     question names is matched and boosted); the baselines through plain vector search."""
     started = time.perf_counter()
-    vectors = embed_queries(get_embedder(ctx), list(texts))
     hits: list[list[Hit]] = []
     resolved: list[list[str]] = []
-    answer_ctx = ctx.with_overrides(collection=collection)
-    for text, vector in zip(texts, vectors, strict=True):
-        if method == "chop":
+    if method == "chop":  # retrieve_for_question embeds the question it searches for
+        answer_ctx = ctx.with_overrides(collection=collection)
+        for text in texts:
             found = retrieve_for_question(answer_ctx, store, text, get_embedder(ctx), k=k)
             hits.append(found.hits)
             resolved.append(list(found.documents))
-        else:
+    else:
+        for vector in embed_queries(get_embedder(ctx), list(texts)):
             hits.append(store.search(collection, vector, k))
             resolved.append([])
     return hits, resolved, time.perf_counter() - started
