@@ -17,9 +17,6 @@ asks for a metric or line item gets the statements printing its inputs ("quick r
 balance sheet; chop_rag.questions.metric_questions.statements_needed); one about a non-GAAP
 measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation), one
 about what the company does the opening of its 10-K's Item 1 (QuestionFacts.titled_parts).
-In filings, a hit that shows no page its document has not already shown gives its place to
-the next new page of a ranking twice as deep (new_pages_in_place): a table page split into
-chunks otherwise fills several of the k places with one page.
 """
 
 from __future__ import annotations
@@ -49,8 +46,6 @@ SECONDARY_SHARE = 0.5
 # of the k places: the best chunks of the financial statements a question names ("based on the
 # balance sheet ..."; chop_rag.questions.statements) or its metric needs
 STATEMENT_PLACES = 2
-# how much deeper the ranking is that fills the places a page's repeats give up
-FILL_DEPTH = 2
 
 
 @dataclass
@@ -60,7 +55,6 @@ class Retrieved:
     note: str
     documents: list[str]  # documents the question names (by model, or entity and period)
     resolution: Resolution = field(default_factory=Resolution)
-    filings: bool = False  # every document the question is about is a filing
 
     def about(self) -> list[Hit]:
         """The hits an answer may use, in rank order: a twin product's chunk is never one
@@ -200,29 +194,6 @@ def naming_focus_first(
     return [lead, *(hit for hit in hits if hit.id != best.id)], True
 
 
-def new_pages_in_place(hits: list[Hit], deeper: Sequence[Hit]) -> list[Hit]:
-    """``hits`` with each one that shows no page a higher hit of its document has not already
-    shown replaced by the next hit of ``deeper`` (the same search ranked deeper) that does,
-    appended in that ranking's order. A filing's table page split into four chunks otherwise
-    fills four of the five places with one page; search engines collapse results on a field
-    the same way. The places the ranking gave its other hits (a statement's lead, the
-    earnings release's reserved place) are untouched, and the repeats' text is still read:
-    an answer reads each source's whole section. Chunks without pages never repeat."""
-    shown: dict[str, set[object]] = {}
-
-    def shows_new_page(hit: Hit) -> bool:
-        pages = set(hit.metadata.get("pages") or ())
-        seen = shown.setdefault(hit.doc_id, set())
-        new = not pages or not pages <= seen
-        seen |= pages
-        return new
-
-    kept = [hit for hit in hits if shows_new_page(hit)]
-    taken = {hit.id for hit in hits}
-    fills = [hit for hit in deeper if hit.id not in taken and shows_new_page(hit)]
-    return kept + fills[: len(hits) - len(kept)]
-
-
 def rank_key(hit: Hit) -> tuple[float, str, int]:
     """Best score first; ties in a stable, readable order."""
     return (-hit.score, hit.doc_title, hit.chunk_index)
@@ -242,17 +213,6 @@ def retrieve_for_question(
     otherwise pulls it towards every chunk that mentions the remote. ``focus``: what a
     follow-up's pronoun was resolved to (naming_focus_first)."""
     k = k or ctx.k
-    found = ranked_for_question(ctx, store, question, embedder, k, focus)
-    if not found.filings:
-        return found
-    deeper = ranked_for_question(ctx, store, question, embedder, FILL_DEPTH * k, focus)
-    return replace(found, hits=new_pages_in_place(found.hits, deeper.hits))
-
-
-def ranked_for_question(
-    ctx: Context, store: Store, question: str, embedder: Embedder, k: int, focus: str
-) -> Retrieved:
-    """retrieve_for_question's ranking, before a page's repeats give up their places."""
     if ctx.search == "fusion":
         return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
@@ -363,22 +323,17 @@ def ranked_for_question(
     # an unknown period or model is what the answer must decline on, not the matched entity
     documents = [] if unknown else doc_ids + secondary
     return Retrieved(
-        hits=hits,
-        question=matched,
-        note=note,
-        documents=documents,
-        resolution=resolution,
-        filings=all_filings(meant or cards),
+        hits=hits, question=matched, note=note, documents=documents, resolution=resolution
     )
 
 
 def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
     """The vector and the hybrid retrieval's top-k fused by reciprocal rank (fuse_rankings)."""
-    by_vector = ranked_for_question(
-        ctx.with_overrides(search="vector"), store, question, embedder, k, ""
+    by_vector = retrieve_for_question(
+        ctx.with_overrides(search="vector"), store, question, embedder, k
     )
-    by_hybrid = ranked_for_question(
-        ctx.with_overrides(search="hybrid"), store, question, embedder, k, ""
+    by_hybrid = retrieve_for_question(
+        ctx.with_overrides(search="hybrid"), store, question, embedder, k
     )
     note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
     return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
