@@ -261,6 +261,20 @@ def test_aligned_sentences_that_negate_each_other_or_differ_in_figures_are_oppos
     assert not opposed("Clean the filter every 2 weeks.", "Clean the filter every 2 weeks.")
 
 
+def test_a_year_is_when_not_a_figure_that_disagrees() -> None:
+    """A 10-K's sentence about fiscal 2023 beside a release's table row: no figure of the one
+    is a measure the other gives differently."""
+    narrative = (
+        "The decrease in cash used in financing activities in fiscal 2023 was driven by buybacks."
+    )
+    row = "Total cash used in investing activities (962) (1,372)"
+    assert aligned(narrative, row) and not opposed(narrative, row)
+    assert opposed(
+        "Net sales were $2,023 million in 2023.", "Net sales were $1,900 million in 2023."
+    )
+    assert opposed("Revenue was 1,824 in 2023.", "Revenue was 1,900 in 2022.")
+
+
 def test_the_cheap_pass_finds_the_opposed_pair_of_two_documents() -> None:
     manual = passage(MANUAL, [0.6, 0.7, 0.5, 0.4], doc="manual")
     bulletin = passage(BULLETIN, [0.6, 0.7, 0.5], doc="bulletin")

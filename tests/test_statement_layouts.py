@@ -7,13 +7,16 @@ statement's own structure, never a company's wording."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import cast
 
 import pytest
 
+from chop_rag.answers.computed import segment_not_asked
 from chop_rag.answers.formulas import compute
 from chop_rag.answers.statement_rows import table_rows
 from chop_rag.questions.line_items import ITEMS, rows_of_item
 from chop_rag.questions.statements import statement_named
+from chop_rag.state import Source
 from chop_rag.text.periods import ReportPeriod
 
 # a 10-K whose statements are titled without "consolidated", in "Millions of dollars"
@@ -406,3 +409,28 @@ Total current liabilities........ 2,213,556 2,494,435
     rows = {row.label: row.values for row in table_rows(chunk, 1)}
     assert "Current liabilities" not in rows and "Total current liabilities" in rows
     assert rows["Total current liabilities"][0] == 2_213_556.0
+
+
+def _under(*headings: str) -> Source:
+    return cast(Source, {"metadata": {"headings": list(headings)}})
+
+
+def test_a_segments_table_is_not_read_for_a_figure_asked_of_the_company() -> None:
+    """ASC 280 has each segment's net sales printed under its name: the company's revenue
+    read there is the segment's."""
+    asked = "How much did Acme's revenue grow in FY2023?"
+    for segment in ("Item 7. MD&A", "Item 7. MD&A > Flexibles Segment"):
+        assert segment_not_asked(_under(segment, "Flexibles Segment"), asked)
+    assert segment_not_asked(_under("Segment Results of Operations"), asked)
+    path = "PART II > Item 7. Management's Discussion and Analysis > Flexibles Segment"
+    assert segment_not_asked(_under(path), f"{asked} And its costs?"), (
+        "its path's words are not its name"
+    )
+    assert not segment_not_asked(_under("Item 7. MD&A", "Results of Operations"), asked)
+    assert not segment_not_asked(_under(), asked), "a chunk under no heading is read"
+
+
+def test_a_segments_table_is_read_where_the_question_asks_about_it() -> None:
+    flexibles = _under("Item 7. MD&A", "Flexibles Segment")
+    assert not segment_not_asked(flexibles, "What were Acme's Flexibles net sales in FY2023?")
+    assert not segment_not_asked(flexibles, "Which segment had the highest net sales in FY2023?")

@@ -5,6 +5,7 @@ node does; when nothing can be computed it says why, and the answer quotes inste
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import chop_rag.prompts as prompts
@@ -36,6 +37,9 @@ from chop_rag.store import Store
 # ("Accrued expenses........ 678,364") spans several chunks
 HEADER_WINDOW = 12
 STATEMENT_CHUNKS = 5  # of each statement a metric needs: its best chunks, read as sections
+# a segment's part of a filing ("Flexibles Segment", "Segment Results of Operations"; ASC 280
+# has each segment's net sales and profit reported under its name)
+_SEGMENT_HEADING = re.compile(r"^(.*?)\bsegments?\b", re.IGNORECASE)
 
 
 def wants_figures(ctx: Context, question: str, resolution: dict[str, Any]) -> bool:
@@ -77,7 +81,8 @@ def _metric_answer(
     sections: SectionReader,
 ) -> dict[str, Any]:
     extra = statement_sources(ctx, store, question, resolution, len(sources))
-    rows = rows_of(extra, sections, whole=True) + rows_of(sources, sections, near=True)
+    company = [source for source in sources if not segment_not_asked(source, question)]
+    rows = rows_of(extra, sections, whole=True) + rows_of(company, sections, near=True)
     # rows the rules rank alike keep the statement's order: on FinanceBench dev the local
     # model's pick (chop_rag.answers.row_choice) took a per-share row for net income and a
     # guarantor column's total, so it is not asked by default
@@ -101,6 +106,20 @@ def _metric_answer(
         "answer_note": "computed by chop from the statements' rows (chop_rag.answers.formulas)",
         "stats": {"answer_figures": 1.0},
     }
+
+
+def segment_not_asked(source: Source, question: str) -> bool:
+    """Whether the source's section is a segment's that the question does not ask about: its
+    "Net sales" is the segment's, and a metric asked of the company read from it is wrong
+    (FinanceBench dev's Amcor revenue, read from its Rigid Packaging segment's table once that
+    page was among the sources)."""
+    headings = heading_path(source)
+    title = headings[-1].split(" > ")[-1] if headings else ""  # its own title, not its path's
+    named = _SEGMENT_HEADING.match(title)
+    if named is None or re.search(r"\bsegments?\b", question, re.IGNORECASE):
+        return False
+    names = re.findall(r"\b[A-Z][A-Za-z]{2,}", named.group(1))  # "Flexibles"
+    return not any(re.search(rf"\b{name}\b", question, re.IGNORECASE) for name in names)
 
 
 def stated_figures(rows: list[Row], question: str) -> list[StatedFigure]:

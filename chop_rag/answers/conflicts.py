@@ -32,6 +32,8 @@ _negation = re.compile(
     r"\b(?:not|no|never|cannot|don't|doesn't|mustn't|shouldn't|needn't|without|avoid)\b|n't\b",
     re.IGNORECASE,
 )
+# a year names when, not how much: "in fiscal 2023" beside "(962) (1,372)" is no disagreement
+_YEAR = re.compile(r"(?<![\d.,$])(?:19|20)\d\d(?![\d%]|[.,]\d)")
 _POLARITY_WORDS = frozenset(["not", "no", "never", "cannot", "without", "avoid", "always"])
 
 
@@ -58,11 +60,16 @@ def aligned(first: str, second: str) -> bool:
 
 def opposed(first: str, second: str) -> bool:
     """Whether aligned sentences say opposite things: one negates and the other does not, or
-    both give figures and the figures differ."""
+    both give figures other than years and the figures differ."""
     if bool(_negation.search(first)) != bool(_negation.search(second)):
         return True
-    numbers_a, numbers_b = figures_in(first), figures_in(second)
+    numbers_a, numbers_b = measures_in(first), measures_in(second)
     return bool(numbers_a and numbers_b and numbers_a != numbers_b)
+
+
+def measures_in(sentence: str) -> set[str]:
+    """The sentence's figures without its years."""
+    return figures_in(_YEAR.sub(" ", sentence))
 
 
 def _best_sentences(passage: ReadPassage) -> list[str]:
