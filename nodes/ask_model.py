@@ -52,7 +52,14 @@ def ask_model(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     lead = reply.answer if reply and ctx.answer == "lead" else None
     extracted = extract(chosen, best["scores"])
-    answer = compose(chosen, extracted, lead, verdict, unsaid=verdict_status == "unsaid")
+    answer = compose(
+        chosen,
+        extracted,
+        lead,
+        verdict,
+        unsaid=verdict_status == "unsaid",
+        sources=state.get("sources", []),
+    )
     stats = {**result.stats(), f"answer_lead_{answer.lead}": 1.0}
     if yes_no and reply is not None:
         stats[f"answer_verdict_{verdict_status}"] = 1.0

@@ -25,7 +25,9 @@ def quote_section(state: AnswerState, runtime: Runtime[Context]) -> dict[str, An
     question = state["question"]
     best = state["passages"][0]
     chosen = from_state(best)
-    answer = compose(chosen, extract(chosen, best["scores"]), None)
+    answer = compose(
+        chosen, extract(chosen, best["scores"]), None, sources=state.get("sources", [])
+    )
     figures: list[StatedFigure] = []
     if is_figure_question(question):
         # the line items a figure question asks for, as their tables print them; matched on

@@ -322,3 +322,21 @@ def test_a_filing_verdict_stands_only_where_the_passage_writes_its_reason() -> N
     assert said("no", "The company's sales growth was 1.3% in FY2022.") == (None, "unsaid"), (
         "a no needs a negation"
     )
+
+
+def test_a_quote_cites_every_retrieved_chunk_of_its_document_whose_sentence_it_quotes() -> None:
+    """The passage is the section read around the first hit; the quote runs on into the
+    section's next chunk, which retrieval also found (as the fifth source), so it cites both."""
+    first = "Remove the filter cover by pressing the two tabs on its sides."
+    second = "Rinse the filter in lukewarm water and let it dry for a full day."
+    passage = passage_of(f"{first}\n{second}")
+    sources = [
+        passage.source,
+        source(2, "Clean the water tank every week.", doc="m330"),
+        source(3, second, doc="m225"),  # the twin manual's words: not what was quoted
+        source(5, f"{second}\nPut the filter back.", doc="m330"),
+    ]
+    answer = compose(passage, f"{first} {second}", None, sources=sources)
+    assert answer.citations == [1, 5]
+    assert compose(passage, first, None, sources=sources).citations == [1], "not quoted: not cited"
+    assert compose(passage, f"{first} {second}", None).citations == [1], "no sources given"

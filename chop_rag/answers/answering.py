@@ -33,6 +33,9 @@ PROMPT_CHARS = 4000  # all passages together: the prompt's cost on 2 cores is it
 MAX_PASSAGES = 4
 MAX_SENTENCE_CHARS = 400
 ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whole
+# a quoted sentence this long cites each retrieved chunk holding it (quoted_in); a shorter line
+# ("Balance Sheet") is printed in many
+QUOTED_CHARS = 30
 SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
 COVERED_SHARE = 0.6  # of the question's content words a passage must write to be about it
@@ -429,11 +432,13 @@ def compose(
     lead: str | None,
     verdict: YesNo | None = None,
     unsaid: bool = False,
+    sources: Sequence[Source] = (),
 ) -> ComposedAnswer:
     """The answer a user reads: the verdict of a yes/no question (or that the sources do not
     say it, ``unsaid``), the model's short answer
     when the passage backs it (and it is not already in the passage's words below), then
-    the passage's own words. An unbacked short answer is left out, never shown."""
+    the passage's own words. An unbacked short answer is left out, never shown. It cites the
+    passage's source and every one of ``sources`` whose text it quotes (quoted_in)."""
     lead = (lead or "").strip()
     if verdict:  # "Yes, you can ..." after the verdict's own "Yes."
         lead = _verdict_words.sub("", lead)
@@ -450,4 +455,22 @@ def compose(
         if status == "backed" and lead.lower().rstrip(".") not in extracted.lower():
             parts.append(lead if lead.endswith((".", "!", "?")) else lead + ".")
     parts.append(extracted)
-    return ComposedAnswer(" ".join(p for p in parts if p), [passage.source["number"]], status)
+    cited = [passage.source["number"], *quoted_in(passage, extracted, sources)]
+    return ComposedAnswer(" ".join(p for p in parts if p), list(dict.fromkeys(cited)), status)
+
+
+def quoted_in(passage: Passage, extracted: str, sources: Sequence[Source]) -> list[int]:
+    """The numbers of the sources of the passage's document whose own text holds a sentence
+    the quote quotes: the passage is the section read around one hit, so a quote may run on
+    into another retrieved chunk of it, and cites that one too."""
+    quoted = [
+        " ".join(sentence.split())
+        for sentence in passage.sentences
+        if len(sentence) >= QUOTED_CHARS and sentence in extracted
+    ]
+    return [
+        source["number"]
+        for source in sources
+        if source["doc_id"] == passage.source["doc_id"]
+        and any(sentence in " ".join(source["text"].split()) for sentence in quoted)
+    ]
