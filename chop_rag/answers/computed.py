@@ -39,7 +39,7 @@ HEADER_WINDOW = 12
 STATEMENT_CHUNKS = 5  # of each statement a metric needs: its best chunks, read as sections
 # a segment's part of a filing ("Flexibles Segment", "Segment Results of Operations"; ASC 280
 # has each segment's net sales and profit reported under its name)
-_SEGMENT_HEADING = re.compile(r"^(.*?)\bsegments?\b", re.IGNORECASE)
+_SEGMENT = re.compile(r"\bsegments?\b", re.IGNORECASE)
 
 
 def wants_figures(ctx: Context, question: str, resolution: dict[str, Any]) -> bool:
@@ -115,10 +115,10 @@ def segment_not_asked(source: Source, question: str) -> bool:
     page was among the sources)."""
     headings = heading_path(source)
     title = headings[-1].split(" > ")[-1] if headings else ""  # its own title, not its path's
-    named = _SEGMENT_HEADING.match(title)
-    if named is None or re.search(r"\bsegments?\b", question, re.IGNORECASE):
+    segment = _SEGMENT.search(title)
+    if segment is None or _SEGMENT.search(question):
         return False
-    names = re.findall(r"\b[A-Z][A-Za-z]{2,}", named.group(1))  # "Flexibles"
+    names = re.findall(r"\b[A-Z][A-Za-z]{2,}", title[: segment.start()])  # "Flexibles"
     return not any(re.search(rf"\b{name}\b", question, re.IGNORECASE) for name in names)
 
 
