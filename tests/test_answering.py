@@ -16,6 +16,7 @@ from chop_rag.answers.answering import (
     filing_units,
     is_backed,
     is_yes_no_question,
+    quotable,
     shown,
     sources_about,
     split_sentences,
@@ -101,6 +102,19 @@ def test_another_passage_is_chosen_only_when_it_matches_clearly_better() -> None
     passages = [passage_of("a"), passage_of("b", 2)]
     assert best_passage(passages, [[0.5], [0.55]]) == 0
     assert best_passage(passages, [[0.3], [0.55]]) == 1
+
+
+def test_a_title_broken_over_lines_neither_chooses_the_passage_nor_is_quoted() -> None:
+    title = "Acme Announces Fourth Quarter Fiscal 2022 Results"
+    release = Passage(
+        source(2, "x"), title, "Acme Announces Fourth Quarter\nFiscal 2022 Results\nNet sales rose."
+    )
+    assert [release.sentences[i] for i in quotable(release)] == ["Net sales rose."]
+    answer = passage_of("The increase was due to 47 new stores.")
+    assert best_passage([answer, release], [[0.5], [0.9, 0.9, 0.3]]) == 0, (
+        "the title matches the question's company and period, not what it asks"
+    )
+    assert extract(release, [0.9, 0.9, 0.3]) == "Net sales rose."
 
 
 def test_the_models_short_answer_is_shown_only_when_the_passage_backs_it() -> None:

@@ -286,10 +286,32 @@ def shown(passages: Sequence[Passage]) -> str:
     )
 
 
+def quotable(passage: Passage) -> list[int]:
+    """The indices of the passage's sentences an answer may quote: heading lines, and lines
+    that only repeat the section's title or a piece of it (a PDF breaks a long title over
+    lines: "Ulta Beauty Announces Fourth Quarter" / "Fiscal 2022 Results"), go. A title
+    matches the question's names, never answers it."""
+    heading = " ".join(passage.heading.lower().split())
+    return [
+        i
+        for i, sentence in enumerate(passage.sentences)
+        if not sentence.startswith("#") and not _repeats_title(sentence, heading)
+    ]
+
+
+def _repeats_title(sentence: str, heading: str) -> bool:
+    line = " ".join(sentence.lower().split())
+    return bool(line) and bool(heading) and f" {line} " in f" {heading} "
+
+
 def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]]) -> int:
     """The passage the answer is taken from: retrieval's first unless another holds a sentence
-    that matches the question clearly better (by SWITCH_MARGIN) than any of the first's."""
-    best = [max(s, default=-1.0) for s in scores]
+    it may quote (quotable) that matches the question clearly better (by SWITCH_MARGIN) than
+    any of the first's."""
+    best = [
+        max((s[i] for i in quotable(passage) if i < len(s)), default=-1.0)
+        for passage, s in zip(passages, scores, strict=True)
+    ]
     chosen = 0
     for index, value in enumerate(best[1:], start=1):
         if value > best[chosen] + SWITCH_MARGIN:
@@ -308,14 +330,9 @@ def best_sentences(passage: Passage, scores: Sequence[float], count: int = 2) ->
 def extract(passage: Passage, scores: Sequence[float]) -> str:
     """The passage's answer in its own words: the whole section when it is short, else the
     sentence that best matches the question with the one before it and as many that follow as
-    fit in ANSWER_CHARS (the steps after an instruction's first line). Heading lines, and
-    lines that only repeat the section's title, go."""
-    heading = passage.heading.strip().lower()
-    kept = [
-        i
-        for i, sentence in enumerate(passage.sentences)
-        if not sentence.startswith("#") and sentence.strip().lower() != heading
-    ]
+    fit in ANSWER_CHARS (the steps after an instruction's first line); only quotable
+    sentences."""
+    kept = quotable(passage)
     if not kept:
         return ""
     if sum(len(passage.sentences[i]) + 1 for i in kept) <= ANSWER_CHARS:
