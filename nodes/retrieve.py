@@ -35,7 +35,9 @@ def retrieve(state: AnswerState, runtime: Runtime[Context]) -> dict[str, Any]:
     found_sources = [to_source(i + 1, hit) for i, hit in enumerate(found.hits)]
     asked = found.question.model
     unknown = found.question.unknown_model
-    sources = [to_source(i + 1, hit) for i, hit in enumerate(found.about())]
+    # a page's repeats follow the k places: what a quote runs on into stays citable
+    read = [*found.about(), *found.repeats_about()]
+    sources = [to_source(i + 1, hit) for i, hit in enumerate(read)]
     if not sources:  # none is about what the question names: shown as the closest, not used
         unknown, sources = unknown or asked, found_sources
     return {

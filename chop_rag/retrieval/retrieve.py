@@ -17,6 +17,9 @@ asks for a metric or line item gets the statements printing its inputs ("quick r
 balance sheet; chop_rag.questions.metric_questions.statements_needed); one about a non-GAAP
 measure ("Adjusted EBITDA") gets the table reconciling it first (statements.Reconciliation), one
 about what the company does the opening of its 10-K's Item 1 (QuestionFacts.titled_parts).
+In filings, a hit that shows no page its document has not already shown gives its place to
+the next new page of a ranking twice as deep (new_pages_in_place): a table page split into
+chunks otherwise fills several of the k places with one page.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ SECONDARY_SHARE = 0.5
 # of the k places: the best chunks of the financial statements a question names ("based on the
 # balance sheet ..."; chop_rag.questions.statements) or its metric needs
 STATEMENT_PLACES = 2
+# how much deeper the ranking is that fills the places a page's repeats give up
+FILL_DEPTH = 2
 
 
 @dataclass
@@ -55,15 +60,26 @@ class Retrieved:
     note: str
     documents: list[str]  # documents the question names (by model, or entity and period)
     resolution: Resolution = field(default_factory=Resolution)
+    filings: bool = False  # every document the question is about is a filing
+    # hits that gave their places to new pages (new_pages_in_place): an answer still reads
+    # and cites them, after the k places
+    repeats: list[Hit] = field(default_factory=list)
 
     def about(self) -> list[Hit]:
         """The hits an answer may use, in rank order: a twin product's chunk is never one
         (``ask``'s sources and ``ChopRetriever``'s documents both come from here). Empty when
         none is about what the question names; ``ask`` then declines over the closest, as it
         declines when the question names a model or period no stored document covers."""
+        return self._about(self.hits)
+
+    def repeats_about(self) -> list[Hit]:
+        """The repeats an answer may use, by the same rule as ``about``."""
+        return self._about(self.repeats)
+
+    def _about(self, hits: Sequence[Hit]) -> list[Hit]:
         return [
             hit
-            for hit in self.hits
+            for hit in hits
             if is_about(hit.doc_id, hit.model, self.documents, self.question.model)
         ]
 
@@ -194,6 +210,31 @@ def naming_focus_first(
     return [lead, *(hit for hit in hits if hit.id != best.id)], True
 
 
+def new_pages_in_place(hits: list[Hit], deeper: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+    """``hits`` with each one that shows no page a higher hit of its document has not already
+    shown replaced by the next hit of ``deeper`` (the same search ranked deeper) that does,
+    appended in that ranking's order; and the repeats that gave their places. A filing's
+    table page split into four chunks otherwise fills four of the five places with one page;
+    search engines collapse results on a field the same way. The places the ranking gave its
+    other hits (a statement's lead, the earnings release's reserved place) are untouched.
+    Chunks without pages never repeat."""
+    shown: dict[str, set[object]] = {}
+
+    def shows_new_page(hit: Hit) -> bool:
+        pages = set(hit.metadata.get("pages") or ())
+        seen = shown.setdefault(hit.doc_id, set())
+        new = not pages or not pages <= seen
+        seen |= pages
+        return new
+
+    kept = [hit for hit in hits if shows_new_page(hit)]
+    kept_ids = {hit.id for hit in kept}
+    repeats = [hit for hit in hits if hit.id not in kept_ids]
+    taken = {hit.id for hit in hits}
+    fills = [hit for hit in deeper if hit.id not in taken and shows_new_page(hit)]
+    return kept + fills[: len(repeats)], repeats
+
+
 def rank_key(hit: Hit) -> tuple[float, str, int]:
     """Best score first; ties in a stable, readable order."""
     return (-hit.score, hit.doc_title, hit.chunk_index)
@@ -213,6 +254,18 @@ def retrieve_for_question(
     otherwise pulls it towards every chunk that mentions the remote. ``focus``: what a
     follow-up's pronoun was resolved to (naming_focus_first)."""
     k = k or ctx.k
+    found = ranked_for_question(ctx, store, question, embedder, k, focus)
+    if not found.filings:
+        return found
+    deeper = ranked_for_question(ctx, store, question, embedder, FILL_DEPTH * k, focus)
+    hits, repeats = new_pages_in_place(found.hits, deeper.hits)
+    return replace(found, hits=hits, repeats=repeats)
+
+
+def ranked_for_question(
+    ctx: Context, store: Store, question: str, embedder: Embedder, k: int, focus: str
+) -> Retrieved:
+    """retrieve_for_question's ranking, before a page's repeats give up their places."""
     if ctx.search == "fusion":
         return fused(ctx, store, question, embedder, k)
     records = store.documents(ctx.collection)
@@ -323,17 +376,22 @@ def retrieve_for_question(
     # an unknown period or model is what the answer must decline on, not the matched entity
     documents = [] if unknown else doc_ids + secondary
     return Retrieved(
-        hits=hits, question=matched, note=note, documents=documents, resolution=resolution
+        hits=hits,
+        question=matched,
+        note=note,
+        documents=documents,
+        resolution=resolution,
+        filings=all_filings(meant or cards),
     )
 
 
 def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
     """The vector and the hybrid retrieval's top-k fused by reciprocal rank (fuse_rankings)."""
-    by_vector = retrieve_for_question(
-        ctx.with_overrides(search="vector"), store, question, embedder, k
+    by_vector = ranked_for_question(
+        ctx.with_overrides(search="vector"), store, question, embedder, k, ""
     )
-    by_hybrid = retrieve_for_question(
-        ctx.with_overrides(search="hybrid"), store, question, embedder, k
+    by_hybrid = ranked_for_question(
+        ctx.with_overrides(search="hybrid"), store, question, embedder, k, ""
     )
     note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
     return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
