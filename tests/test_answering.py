@@ -12,11 +12,11 @@ from chop_rag.answers.answering import (
     build_passages,
     checked_verdict,
     compose,
+    content,
     extract,
     filing_units,
     is_backed,
     is_yes_no_question,
-    quotable,
     shown,
     sources_about,
     split_sentences,
@@ -104,17 +104,16 @@ def test_another_passage_is_chosen_only_when_it_matches_clearly_better() -> None
     assert best_passage(passages, [[0.3], [0.55]]) == 1
 
 
-def test_a_title_broken_over_lines_neither_chooses_the_passage_nor_is_quoted() -> None:
+def test_a_title_broken_over_lines_does_not_choose_the_passage() -> None:
     title = "Acme Announces Fourth Quarter Fiscal 2022 Results"
     release = Passage(
         source(2, "x"), title, "Acme Announces Fourth Quarter\nFiscal 2022 Results\nNet sales rose."
     )
-    assert [release.sentences[i] for i in quotable(release)] == ["Net sales rose."]
+    assert [release.sentences[i] for i in content(release)] == ["Net sales rose."]
     answer = passage_of("The increase was due to 47 new stores.")
     assert best_passage([answer, release], [[0.5], [0.9, 0.9, 0.3]]) == 0, (
         "the title matches the question's company and period, not what it asks"
     )
-    assert extract(release, [0.9, 0.9, 0.3]) == "Net sales rose."
 
 
 def test_the_models_short_answer_is_shown_only_when_the_passage_backs_it() -> None:
@@ -354,3 +353,18 @@ def test_a_quote_cites_every_retrieved_chunk_of_its_document_whose_sentence_it_q
     assert answer.citations == [1, 5]
     assert compose(passage, first, None, sources=sources).citations == [1], "not quoted: not cited"
     assert compose(passage, f"{first} {second}", None).citations == [1], "no sources given"
+
+
+def test_a_quote_cites_the_chunk_that_holds_the_end_of_a_sentence_the_chunking_cut() -> None:
+    sentence = (
+        "The $104.2 million increase was primarily due to the opening of 47 new stores, "
+        "inventory to support new brand launches, and inventory cost increases."
+    )
+    cut = sentence.index("inventory to support")
+    passage = passage_of(sentence)
+    sources = [
+        source(1, "Merchandise inventories rose. " + sentence[:cut]),
+        source(2, sentence[cut:] + "\nShare Repurchase Program"),
+        source(3, "increases."),  # a piece too short to tell
+    ]
+    assert compose(passage, sentence, None, sources=sources).citations == [1, 2]

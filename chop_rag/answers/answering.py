@@ -286,11 +286,11 @@ def shown(passages: Sequence[Passage]) -> str:
     )
 
 
-def quotable(passage: Passage) -> list[int]:
-    """The indices of the passage's sentences an answer may quote: heading lines, and lines
-    that only repeat the section's title or a piece of it (a PDF breaks a long title over
-    lines: "Ulta Beauty Announces Fourth Quarter" / "Fiscal 2022 Results"), go. A title
-    matches the question's names, never answers it."""
+def content(passage: Passage) -> list[int]:
+    """The indices of the passage's sentences that may answer: not heading lines, nor lines
+    that repeat the section's title or a piece of it (a PDF breaks a long title over lines:
+    "Ulta Beauty Announces Fourth Quarter" / "Fiscal 2022 Results"). A title matches the
+    question's names, never answers it."""
     heading = " ".join(passage.heading.lower().split())
     return [
         i
@@ -306,10 +306,10 @@ def _repeats_title(sentence: str, heading: str) -> bool:
 
 def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]]) -> int:
     """The passage the answer is taken from: retrieval's first unless another holds a sentence
-    it may quote (quotable) that matches the question clearly better (by SWITCH_MARGIN) than
-    any of the first's."""
+    of content that matches the question clearly better (by SWITCH_MARGIN) than any of the
+    first's."""
     best = [
-        max((s[i] for i in quotable(passage) if i < len(s)), default=-1.0)
+        max((s[i] for i in content(passage) if i < len(s)), default=-1.0)
         for passage, s in zip(passages, scores, strict=True)
     ]
     chosen = 0
@@ -330,9 +330,15 @@ def best_sentences(passage: Passage, scores: Sequence[float], count: int = 2) ->
 def extract(passage: Passage, scores: Sequence[float]) -> str:
     """The passage's answer in its own words: the whole section when it is short, else the
     sentence that best matches the question with the one before it and as many that follow as
-    fit in ANSWER_CHARS (the steps after an instruction's first line); only quotable
-    sentences."""
-    kept = quotable(passage)
+    fit in ANSWER_CHARS (the steps after an instruction's first line). Heading lines, and
+    lines that only repeat the section's title, go (a piece of the title may open the quote:
+    "GEOGRAPHIC OPERATIONS" before the sentences under it)."""
+    heading = passage.heading.strip().lower()
+    kept = [
+        i
+        for i, sentence in enumerate(passage.sentences)
+        if not sentence.startswith("#") and sentence.strip().lower() != heading
+    ]
     if not kept:
         return ""
     if sum(len(passage.sentences[i]) + 1 for i in kept) <= ANSWER_CHARS:
@@ -477,17 +483,26 @@ def compose(
 
 
 def quoted_in(passage: Passage, extracted: str, sources: Sequence[Source]) -> list[int]:
-    """The numbers of the sources of the passage's document whose own text holds a sentence
-    the quote quotes: the passage is the section read around one hit, so a quote may run on
-    into another retrieved chunk of it, and cites that one too."""
+    """The numbers of the sources of the passage's document that share a sentence with the
+    quote: the passage is the section read around one hit, so a quote may run on into another
+    retrieved chunk of it, and cites that one too. A chunk's first or last line may be a piece
+    of a sentence the chunking cut; a piece of QUOTED_CHARS or more counts."""
+    quote = " ".join(extracted.split())
     quoted = [
         " ".join(sentence.split())
         for sentence in passage.sentences
         if len(sentence) >= QUOTED_CHARS and sentence in extracted
     ]
+
+    def shares_a_sentence(text: str) -> bool:
+        flat = " ".join(text.split())
+        own = (" ".join(unit.split()) for unit in split_sentences(text))
+        return any(sentence in flat for sentence in quoted) or any(
+            len(unit) >= QUOTED_CHARS and unit in quote for unit in own
+        )
+
     return [
         source["number"]
         for source in sources
-        if source["doc_id"] == passage.source["doc_id"]
-        and any(sentence in " ".join(source["text"].split()) for sentence in quoted)
+        if source["doc_id"] == passage.source["doc_id"] and shares_a_sentence(source["text"])
     ]
