@@ -8,11 +8,9 @@ from chop_rag.answers.answering import (
     ANSWER_CHARS,
     UNSAID,
     Passage,
-    best_passage,
     build_passages,
     checked_verdict,
     compose,
-    content,
     extract,
     filing_units,
     is_backed,
@@ -21,6 +19,7 @@ from chop_rag.answers.answering import (
     sources_about,
     split_sentences,
 )
+from chop_rag.answers.passages import best_passage, content
 from chop_rag.state import Source
 
 

@@ -36,7 +36,6 @@ ANSWER_CHARS = 700  # the passage's words an answer quotes: a short section whol
 # a quoted sentence this long cites each retrieved chunk holding it (quoted_in); a shorter line
 # ("Balance Sheet") is printed in many
 QUOTED_CHARS = 30
-SWITCH_MARGIN = 0.1  # cosine points another passage's best sentence must win by
 BACKED_SHARE = 0.8  # of the model's content words that must be written in the passage
 COVERED_SHARE = 0.6  # of the question's content words a passage must write to be about it
 REASON_SHARE = 0.34  # of them a filing's stated reason must write to decide the question
@@ -284,39 +283,6 @@ def shown(passages: Sequence[Passage]) -> str:
         f"{passage.text}"
         for passage in passages
     )
-
-
-def content(passage: Passage) -> list[int]:
-    """The indices of the passage's sentences that may answer: not heading lines, nor lines
-    that repeat the section's title or a piece of it (a PDF breaks a long title over lines:
-    "Ulta Beauty Announces Fourth Quarter" / "Fiscal 2022 Results"). A title matches the
-    question's names, never answers it."""
-    heading = " ".join(passage.heading.lower().split())
-    return [
-        i
-        for i, sentence in enumerate(passage.sentences)
-        if not sentence.startswith("#") and not _repeats_title(sentence, heading)
-    ]
-
-
-def _repeats_title(sentence: str, heading: str) -> bool:
-    line = " ".join(sentence.lower().split())
-    return bool(line) and bool(heading) and f" {line} " in f" {heading} "
-
-
-def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]]) -> int:
-    """The passage the answer is taken from: retrieval's first unless another holds a sentence
-    of content that matches the question clearly better (by SWITCH_MARGIN) than any of the
-    first's."""
-    best = [
-        max((s[i] for i in content(passage) if i < len(s)), default=-1.0)
-        for passage, s in zip(passages, scores, strict=True)
-    ]
-    chosen = 0
-    for index, value in enumerate(best[1:], start=1):
-        if value > best[chosen] + SWITCH_MARGIN:
-            chosen = index
-    return chosen
 
 
 def best_sentences(passage: Passage, scores: Sequence[float], count: int = 2) -> list[str]:
