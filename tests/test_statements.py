@@ -138,10 +138,12 @@ def test_a_statements_chunks_are_found_by_their_heading_or_their_opening_line(
         chunk(7, "Index to Financial Statements\nConsolidated Balance Sheets 72\n", [item8]),
         chunk(8, "Consolidated balance sheets: Other assets $ 1,025\n", [item8]),
         chunk(9, "Consolidated Balance Sheets as of December 31, 2020\nAssets", [item8]),
-    ]
+        chunk(10, "Accounts receivable are presented separately in the\nconsolidated balance "
+                  "sheets. We maintain allowances for credit losses", ["Item 7. MD&A"]),
+    ]  # fmt: skip
     (balance_sheet,) = named_statements("based on the balance sheet")
     found = titled_chunks(store, context, rows, balance_sheet)
-    assert found == [0, 1, 6, 9], "not an index line, not a row"
+    assert found == [0, 1, 6, 9], "not an index line, not a row, not a sentence the PDF wrapped"
 
 
 def test_a_non_gaap_reconciliation_is_found_by_what_its_title_reconciles(

@@ -39,16 +39,19 @@ class Statement:
         return rf"(^|\s)consolidated\s+({self.title})(?!\s+(data|information))"
 
     def opening_pattern(self, alone: bool = False) -> str:
-        """A line of a chunk's opening that starts with the title and does not end in a page
-        number or an amount (a year may end it): "Consolidated Balance Sheets 72" is a line of
-        the index of statements, "Consolidated statements of income: cost of sales $ 25" a
-        table's row. Printed without "consolidated" (``alone``), the title is a line of its own."""
+        """A line of a chunk's opening that starts with the title, capitalised, and does not
+        end in a page number or an amount (a year may end it): "Consolidated Balance Sheets 72"
+        is a line of the index of statements, "Consolidated statements of income: cost of
+        sales $ 25" a table's row, and "consolidated balance sheets. We maintain ..." a
+        sentence the PDF wrapped (matched case-sensitively, ``(?c)``, whatever the operator).
+        Printed without "consolidated" (``alone``), the title is a line of its own."""
         if alone:
             return rf"(^|\n)\s*(condensed\s+)?({self.title})\s*{QUALIFIER}?\s*(\n|$)"
+        capitalised = "C" + _caseless(r"ondensed\s+consolidated") + "|C" + _caseless("onsolidated")
         return (
-            rf"(^|\n)\s*(condensed\s+)?consolidated\s+({self.title})"
-            r"(?![^\n]*\s[$(]?[0-9]{1,3}(,[0-9]{3})*(\.[0-9]+)?\)?\s*(\n|$))"
-        )
+            rf"(?c)(^|\n)\s*({capitalised})" + _caseless(rf"\s+({self.title})")
+            + r"(?![^\n]*\s[$(]?[0-9]{1,3}(,[0-9]{3})*(\.[0-9]+)?\)?\s*(\n|$))"
+        )  # fmt: skip
 
     def titled(self, alone: bool = False) -> tuple[str, str]:
         """The statement's chunks, as a SearchFilter's ``titled``: titled as filings print the
@@ -59,6 +62,15 @@ class Statement:
         separates words with no-break spaces, which PostgreSQL's whitespace class does not
         match, so a gap in a title is either."""
         return _any_gap(self.heading_pattern(alone)), _any_gap(self.opening_pattern(alone))
+
+
+def _caseless(pattern: str) -> str:
+    """``pattern`` matching its letters in either case ("of" -> "[oO][fF]"); escapes stay."""
+    return re.sub(
+        r"\\.|[A-Za-z]",
+        lambda m: m[0] if m[0].startswith("\\") else f"[{m[0].lower()}{m[0].upper()}]",
+        pattern,
+    )
 
 
 def _any_gap(pattern: str) -> str:
