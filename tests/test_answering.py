@@ -19,7 +19,7 @@ from chop_rag.answers.answering import (
     sources_about,
     split_sentences,
 )
-from chop_rag.answers.passages import best_passage, content
+from chop_rag.answers.passages import best_passage, content_indices
 from chop_rag.state import Source
 
 
@@ -108,7 +108,7 @@ def test_a_title_broken_over_lines_does_not_choose_the_passage() -> None:
     release = Passage(
         source(2, "x"), title, "Acme Announces Fourth Quarter\nFiscal 2022 Results\nNet sales rose."
     )
-    assert [release.sentences[i] for i in content(release)] == ["Net sales rose."]
+    assert [release.sentences[i] for i in content_indices(release)] == ["Net sales rose."]
     answer = passage_of("The increase was due to 47 new stores.")
     assert best_passage([answer, release], [[0.5], [0.9, 0.9, 0.3]]) == 0, (
         "the title matches the question's company and period, not what it asks"

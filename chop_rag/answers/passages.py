@@ -49,7 +49,7 @@ def read_passages(
     return [to_state(passages[i], scores[i]) for i in order]
 
 
-def content(passage: Passage) -> list[int]:
+def content_indices(passage: Passage) -> list[int]:
     """The indices of the passage's sentences that may answer: not heading lines, nor lines
     that repeat the section's title or a piece of it (a PDF breaks a long title over lines:
     "Ulta Beauty Announces Fourth Quarter" / "Fiscal 2022 Results"). A title matches the
@@ -72,7 +72,7 @@ def best_passage(passages: Sequence[Passage], scores: Sequence[Sequence[float]])
     of content that matches the question clearly better (by SWITCH_MARGIN) than any of the
     first's."""
     best = [
-        max((s[i] for i in content(passage) if i < len(s)), default=-1.0)
+        max((s[i] for i in content_indices(passage) if i < len(s)), default=-1.0)
         for passage, s in zip(passages, scores, strict=True)
     ]
     chosen = 0
