@@ -24,7 +24,7 @@ chunks otherwise fills several of the k places with one page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -254,20 +254,33 @@ def retrieve_for_question(
     otherwise pulls it towards every chunk that mentions the remote. ``focus``: what a
     follow-up's pronoun was resolved to (naming_focus_first)."""
     k = k or ctx.k
-    found = ranked_for_question(ctx, store, question, embedder, k, focus)
+    rank = ranking_for_question(ctx, store, question, embedder, focus)
+    found = rank(k)
     if not found.filings:
         return found
-    deeper = ranked_for_question(ctx, store, question, embedder, FILL_DEPTH * k, focus)
-    hits, repeats = new_pages_in_place(found.hits, deeper.hits)
+    hits, repeats = new_pages_in_place(found.hits, rank(FILL_DEPTH * k).hits)
     return replace(found, hits=hits, repeats=repeats)
+
+
+Ranking = Callable[[int], Retrieved]
+"""A question's ranking, k deep for the k it is given: what the question resolves to is read
+once, and each depth is only searched."""
 
 
 def ranked_for_question(
     ctx: Context, store: Store, question: str, embedder: Embedder, k: int, focus: str
 ) -> Retrieved:
     """retrieve_for_question's ranking, before a page's repeats give up their places."""
+    return ranking_for_question(ctx, store, question, embedder, focus)(k)
+
+
+def ranking_for_question(
+    ctx: Context, store: Store, question: str, embedder: Embedder, focus: str
+) -> Ranking:
+    """The question's Ranking: the documents it resolves to, how they are searched and the
+    embedded query, read once; pages in place ranks a filing twice (k and FILL_DEPTH * k)."""
     if ctx.search == "fusion":
-        return fused(ctx, store, question, embedder, k)
+        return fused_ranking(ctx, store, question, embedder)
     records = store.documents(ctx.collection)
     cards = identity_cards(records.values())
     facts = read_question(question)
@@ -288,7 +301,7 @@ def ranked_for_question(
     if codes:
         search = "hybrid"
     if search == "fusion":  # "auto" chose both rankings, fused
-        return fused(ctx, store, question, embedder, k)
+        return fused_ranking(ctx, store, question, embedder)
     vector = embed_queries(embedder, [resolution.topic if doc_ids else question])[0]
     if doc_ids:
         matched = resolve_by_chunk_values(facts, resolution, [], [])
@@ -302,99 +315,116 @@ def ranked_for_question(
     # in a full-text query the documents' own names match all their chunks: topic words only
     text = (" ".join(codes) if codes else resolution.topic) if search == "hybrid" else None
     bonus = RRF_BOOST if text else MODEL_BOOST
-    note = ""
-    hits: list[Hit] = []
     every_document = bool(doc_ids) and len(doc_ids) + len(secondary) == len(records)
     use = ctx.query_cnm in ("boost", "filter") and not every_document
     where = SearchFilter(doc_ids=tuple(doc_ids)) if doc_ids else SearchFilter(model=matched.model)
-    if use and ctx.query_cnm == "filter" and matched.model:
-        kept = SearchFilter(doc_ids=tuple(doc_ids + secondary)) if doc_ids else where
-        hits = store.search(
-            ctx.collection, vector, k, where=kept, query_text=text, ef_search=ctx.ef_search
-        )
-        note = f"filtered to {matched.model}"
-        if not hits:
-            note = f"no chunk of {matched.model}; searched all"
-    if not hits:
-        hits = store.search(
-            ctx.collection,
-            vector,
-            k,
-            boost_model=None if doc_ids or not use else matched.model,
-            boost_doc_ids=doc_ids if use else (),
-            boost=bonus,
-            query_text=text,
-            ef_search=ctx.ef_search,
-        )
-        if use and matched.model and not note:
-            note = f"boosted {matched.model}"
-            own = store.search(
-                ctx.collection, vector, k, where=where, query_text=text, ef_search=ctx.ef_search
-            )
-            hits = with_own_best(hits, own, bonus, k)
-            if secondary:
-                # the documents that also cover the question: weighed less, kept in view
-                also = SearchFilter(doc_ids=tuple(secondary))
-                own = store.search(
-                    ctx.collection, vector, k, where=also, query_text=text, ef_search=ctx.ef_search
-                )
-                share = bonus * SECONDARY_SHARE
-                hits = with_own_best(hits, own, share, k)
-                hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
-    # the statements it names or its metric needs, a non-GAAP measure's reconciliation, Item 1
     statements = facts.titled_parts if doc_ids and all_filings(meant) else []
-    if statements:
-        found = [
-            statement_hits(store, ctx, statement, doc_ids, vector, k, text)
-            for statement in statements
-        ]
-        hits = statements_first(hits, found, k)
-        named = ", ".join(s.name for s, chunks in zip(statements, found, strict=True) if chunks)
-        if named:
-            note = "; ".join(part for part in (note, f"{named} first") if part)
-    if focus:
-        hits, promoted = naming_focus_first(store, ctx.collection, hits, focus)
-        if promoted:
-            note = "; ".join(
-                part for part in (note, f"the first passage naming {focus} first") if part
+
+    def ranked(k: int) -> Retrieved:
+        note = ""
+        hits: list[Hit] = []
+        if use and ctx.query_cnm == "filter" and matched.model:
+            kept = SearchFilter(doc_ids=tuple(doc_ids + secondary)) if doc_ids else where
+            hits = store.search(
+                ctx.collection, vector, k, where=kept, query_text=text, ef_search=ctx.ef_search
             )
-    if matched.unknown_model and matched.unknown_model.lower() in listed:
-        matched = replace(matched, unknown_model=None)  # a code the documents list ("E2")
-    unknown = matched.unknown_model
-    if unknown:
-        note = f"the question names {unknown}, which no stored document covers"
-        closest = resolution.closest or matched.model
-        if closest and closest != unknown:
-            note += f"; the closest is {closest}"
-    if resolution.ambiguous:
-        note = f"{resolution.label} names several products: {', '.join(resolution.ambiguous)}"
-    if ctx.search == "auto" and search == "hybrid":  # say what "auto" chose, and why
-        chose = (
-            f"hybrid search (the code {', '.join(codes)})" if codes else "hybrid search (filings)"
+            note = f"filtered to {matched.model}"
+            if not hits:
+                note = f"no chunk of {matched.model}; searched all"
+        if not hits:
+            hits = store.search(
+                ctx.collection,
+                vector,
+                k,
+                boost_model=None if doc_ids or not use else matched.model,
+                boost_doc_ids=doc_ids if use else (),
+                boost=bonus,
+                query_text=text,
+                ef_search=ctx.ef_search,
+            )
+            if use and matched.model and not note:
+                note = f"boosted {matched.model}"
+                own = store.search(
+                    ctx.collection, vector, k, where=where, query_text=text, ef_search=ctx.ef_search
+                )
+                hits = with_own_best(hits, own, bonus, k)
+                if secondary:
+                    # the documents that also cover the question: weighed less, kept in view
+                    also = SearchFilter(doc_ids=tuple(secondary))
+                    own = store.search(
+                        ctx.collection,
+                        vector,
+                        k,
+                        where=also,
+                        query_text=text,
+                        ef_search=ctx.ef_search,
+                    )
+                    share = bonus * SECONDARY_SHARE
+                    hits = with_own_best(hits, own, share, k)
+                    hits = with_room_for(hits, [replace(h, score=h.score + share) for h in own], k)
+        # the statements it names or its metric needs, a non-GAAP measure's reconciliation, Item 1
+        if statements:
+            found = [
+                statement_hits(store, ctx, statement, doc_ids, vector, k, text)
+                for statement in statements
+            ]
+            hits = statements_first(hits, found, k)
+            named = ", ".join(s.name for s, chunks in zip(statements, found, strict=True) if chunks)
+            if named:
+                note = "; ".join(part for part in (note, f"{named} first") if part)
+        if focus:
+            hits, promoted = naming_focus_first(store, ctx.collection, hits, focus)
+            if promoted:
+                note = "; ".join(
+                    part for part in (note, f"the first passage naming {focus} first") if part
+                )
+        asked = matched
+        if asked.unknown_model and asked.unknown_model.lower() in listed:
+            asked = replace(asked, unknown_model=None)  # a code the documents list ("E2")
+        unknown = asked.unknown_model
+        if unknown:
+            note = f"the question names {unknown}, which no stored document covers"
+            closest = resolution.closest or asked.model
+            if closest and closest != unknown:
+                note += f"; the closest is {closest}"
+        if resolution.ambiguous:
+            note = f"{resolution.label} names several products: {', '.join(resolution.ambiguous)}"
+        if ctx.search == "auto" and search == "hybrid":  # say what "auto" chose, and why
+            chose = (
+                f"hybrid search (the code {', '.join(codes)})"
+                if codes
+                else "hybrid search (filings)"
+            )
+            note = "; ".join(part for part in (note, chose) if part)
+        # an unknown period or model is what the answer must decline on, not the matched entity
+        documents = [] if unknown else doc_ids + secondary
+        return Retrieved(
+            hits=hits,
+            question=asked,
+            note=note,
+            documents=documents,
+            resolution=resolution,
+            filings=all_filings(meant or cards),
         )
-        note = "; ".join(part for part in (note, chose) if part)
-    # an unknown period or model is what the answer must decline on, not the matched entity
-    documents = [] if unknown else doc_ids + secondary
-    return Retrieved(
-        hits=hits,
-        question=matched,
-        note=note,
-        documents=documents,
-        resolution=resolution,
-        filings=all_filings(meant or cards),
-    )
+
+    return ranked
 
 
-def fused(ctx: Context, store: Store, question: str, embedder: Embedder, k: int) -> Retrieved:
+def fused_ranking(ctx: Context, store: Store, question: str, embedder: Embedder) -> Ranking:
     """The vector and the hybrid retrieval's top-k fused by reciprocal rank (fuse_rankings)."""
-    by_vector = ranked_for_question(
-        ctx.with_overrides(search="vector"), store, question, embedder, k, ""
+    by_vector = ranking_for_question(
+        ctx.with_overrides(search="vector"), store, question, embedder, ""
     )
-    by_hybrid = ranked_for_question(
-        ctx.with_overrides(search="hybrid"), store, question, embedder, k, ""
+    by_hybrid = ranking_for_question(
+        ctx.with_overrides(search="hybrid"), store, question, embedder, ""
     )
-    note = "; ".join(p for p in (by_hybrid.note, "vector and hybrid rankings fused") if p)
-    return replace(by_hybrid, hits=fuse_rankings([by_vector.hits, by_hybrid.hits], k), note=note)
+
+    def ranked(k: int) -> Retrieved:
+        vector, hybrid = by_vector(k), by_hybrid(k)
+        note = "; ".join(p for p in (hybrid.note, "vector and hybrid rankings fused") if p)
+        return replace(hybrid, hits=fuse_rankings([vector.hits, hybrid.hits], k), note=note)
+
+    return ranked
 
 
 def fuse_rankings(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
