@@ -162,7 +162,7 @@ def test_a_filing_page_split_into_chunks_fills_one_place_not_all_of_them(
     ranked = ranked_for_question(ctx, store, question, get_embedder(ctx), ctx.k, "")
     assert [h.metadata["pages"] for h in ranked.hits[:2]] == [[2], [2]], "the search's ranking"
     found = retrieve_for_question(ctx, store, question, get_embedder(ctx))
-    assert found.filings
+    assert found.resolution.filings
     assert found.hits[0].metadata["pages"] == [2], "the liquidity page still comes first"
     shown: set[int] = set()
     for source in found.hits:

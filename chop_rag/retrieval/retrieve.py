@@ -35,7 +35,13 @@ from chop_rag.labelling.profile import stored_profile
 from chop_rag.models.embedders import Embedder, embed_queries
 from chop_rag.questions.codes import Listed, codes_written, listing_words
 from chop_rag.questions.facts import QuestionFacts, read_question
-from chop_rag.questions.matching import QuestionCNM, Resolution, resolve, resolve_by_chunk_values
+from chop_rag.questions.matching import (
+    QuestionCNM,
+    Resolution,
+    all_filings,
+    resolve,
+    resolve_by_chunk_values,
+)
 from chop_rag.questions.statements import TitledPart
 from chop_rag.store import RRF_K, DocumentRecord, Hit, SearchFilter, Store
 
@@ -60,7 +66,6 @@ class Retrieved:
     note: str
     documents: list[str]  # documents the question names (by model, or entity and period)
     resolution: Resolution = field(default_factory=Resolution)
-    filings: bool = False  # every document the question is about is a filing
     # hits that gave their places to new pages (new_pages_in_place): an answer still reads
     # and cites them, after the k places
     repeats: list[Hit] = field(default_factory=list)
@@ -123,10 +128,6 @@ def listed_codes(facts: QuestionFacts, cards: Sequence[DocumentCard], listed: Li
     """The codes the question writes that the documents list ("E4", "CH05"; not models)."""
     models = [card.product_model for card in cards if card.product_model]
     return [code for code in codes_written(facts, models) if code.lower() in listed]
-
-
-def all_filings(cards: Sequence[DocumentCard]) -> bool:
-    return bool(cards) and all(card.is_filing for card in cards)
 
 
 def with_own_best(hits: list[Hit], own: list[Hit], bonus: float, k: int) -> list[Hit]:
@@ -256,7 +257,7 @@ def retrieve_for_question(
     k = k or ctx.k
     rank = ranking_for_question(ctx, store, question, embedder, focus)
     found = rank(k)
-    if not found.filings:
+    if not found.resolution.filings:
         return found
     hits, repeats = new_pages_in_place(found.hits, rank(FILL_DEPTH * k).hits)
     return replace(found, hits=hits, repeats=repeats)
@@ -404,7 +405,6 @@ def ranking_for_question(
             note=note,
             documents=documents,
             resolution=resolution,
-            filings=all_filings(meant or cards),
         )
 
     return ranked
